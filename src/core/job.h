@@ -1,0 +1,115 @@
+// The job model: what users ask for (JobSpec), what the platform records
+// about it (Job, Attempt, Event). Plain values; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/quantity.h"
+#include "common/status.h"
+#include "common/time.h"
+
+namespace ty {
+
+// Resources asked for by each replica.
+struct Resources {
+  Quantity gpus;                       // whole GPUs in this version
+  Quantity cpus;                       // zero: no request, no limit
+  std::int64_t memory_bytes = 0;       // zero: no request, no limit
+  std::vector<std::string> gpu_types;  // any-of model selector; empty: any
+  bool operator==(const Resources&) const = default;
+};
+
+struct RetryPolicy {
+  int limit = 0;                    // retries after the first attempt
+  DurationMs backoff = 10'000;      // first delay; doubles each retry
+  bool operator==(const RetryPolicy&) const = default;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string project = "default";
+  std::vector<std::string> command;   // argv; exactly one of command and script
+  std::string script;                 // run by /bin/sh -c
+  std::string image;                  // empty: run as a plain process
+  Resources resources;
+  int replicas = 1;
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  int priority = 0;
+  DurationMs max_runtime = 0;         // zero: unlimited
+  DurationMs grace_period = 30'000;   // SIGTERM to SIGKILL
+  RetryPolicy retries;
+  bool operator==(const JobSpec&) const = default;
+};
+
+// Checks a spec's values (not its syntax, which the codec checks). The
+// returned Status names the field at fault and how to fix it.
+Status validateSpec(const JobSpec& spec);
+
+enum class JobState { kPending, kScheduled, kRunning, kSucceeded, kFailed, kCancelled, kPreempted };
+const char* jobStateName(JobState s);
+std::optional<JobState> parseJobState(const std::string& s);
+bool isTerminal(JobState s);
+
+// Where one replica runs.
+struct ReplicaPlacement {
+  std::string node;
+  std::vector<int> gpus;  // GPU indices on that node
+  bool operator==(const ReplicaPlacement&) const = default;
+};
+
+enum class AttemptState { kLaunching, kRunning, kEnded };
+const char* attemptStateName(AttemptState s);
+std::optional<AttemptState> parseAttemptState(const std::string& s);
+
+// One run of a job. Retries and preemptions make new attempts.
+struct Attempt {
+  AttemptKey key;
+  AttemptState state = AttemptState::kLaunching;
+  std::vector<ReplicaPlacement> replicas;
+  int master_port = 0;
+  std::vector<std::int64_t> pids;  // per replica; 0 until started
+  Timestamp created_at = 0;
+  Timestamp started_at = 0;
+  Timestamp finished_at = 0;
+  std::optional<int> exit_code;
+  std::string reason;  // why it ended, in words
+  bool operator==(const Attempt&) const = default;
+};
+
+struct Job {
+  JobId id;
+  JobSpec spec;
+  std::string user;
+  JobState state = JobState::kPending;
+  Timestamp created_at = 0;
+  Timestamp updated_at = 0;
+  Timestamp started_at = 0;   // of the current or last attempt
+  Timestamp finished_at = 0;
+  int attempts = 0;           // attempts made so far (the current one included)
+  std::optional<int> exit_code;
+  std::string reason;         // last explanation: why it waits or why it ended
+  Timestamp not_before = 0;   // retry backoff: not scheduled before this time
+  Timestamp cancel_requested_at = 0;  // non-zero once a cancel was accepted
+  bool operator==(const Job&) const = default;
+};
+
+enum class EventLevel { kNormal, kWarning };
+
+// One line of a job's timeline.
+struct Event {
+  std::int64_t seq = 0;  // assigned by the store, increasing
+  JobId job;
+  Timestamp time = 0;
+  EventLevel level = EventLevel::kNormal;
+  std::string reason;   // short CamelCase tag: Submitted, Waiting, Placed, Started, Exited ...
+  std::string message;  // plain words
+  bool operator==(const Event&) const = default;
+};
+
+}  // namespace ty

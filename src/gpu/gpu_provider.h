@@ -1,0 +1,26 @@
+// Discovering the GPUs of this machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/node.h"
+
+namespace ty {
+
+// Parses "4xA100-80GB" or "2xH100-80GB,2xL40S-48GB" into GPUs with
+// indices 0.., deterministic fake UUIDs and the memory the model name
+// ends with ("-80GB"). InvalidArgument naming the bad part otherwise.
+Result<std::vector<GpuInfo>> parseFakeGpus(const std::string& spec, const std::string& node);
+
+struct GpuDiscovery {
+  std::vector<GpuInfo> gpus;
+  std::string note;  // why there are none, when there are none
+};
+
+// Loads NVML from `library` (default "libnvidia-ml.so.1") with dlopen and
+// lists the GPUs. Never fails: no driver means zero GPUs and a note.
+GpuDiscovery discoverNvmlGpus(const std::string& library = "libnvidia-ml.so.1");
+
+}  // namespace ty

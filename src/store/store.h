@@ -1,0 +1,71 @@
+// Store: the durable truth of the control plane.
+//
+// Every state change is written here (and committed) before it is acted
+// on. Implementations: sqlite/ (default, WAL), memory/ (tests, simulator);
+// PostgreSQL later. One conformance suite (store_conformance_test.cpp)
+// runs against each. All methods are thread-safe; each write call is one
+// atomic transaction: either all of it is visible afterwards or none.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/job.h"
+
+namespace ty {
+
+struct JobQuery {
+  std::optional<JobState> state;
+  std::string project;  // empty: any
+  std::string user;     // empty: any
+  int limit = 100;      // 1..1000
+  std::int64_t before_id = 0;  // page cursor: only ids below this; 0: from newest
+};
+
+struct JobPage {
+  std::vector<Job> jobs;       // newest first
+  std::int64_t next_before = 0;  // cursor for the next page; 0: no more
+};
+
+// A set of writes applied atomically. Jobs and attempts are whole records
+// replacing the stored ones (by id / key); events are appended and get
+// their seq assigned by the store.
+struct WriteBatch {
+  std::vector<Job> jobs;
+  std::vector<Attempt> attempts;
+  std::vector<Event> events;
+  bool empty() const { return jobs.empty() && attempts.empty() && events.empty(); }
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Inserts new jobs, assigning each an id (written into `jobs`), and
+  // appends `events_per_job[i]` for jobs[i] (with its new id). Atomic: all
+  // or none. Ids are increasing and never reused.
+  virtual Status createJobs(std::vector<Job>& jobs,
+                            const std::vector<std::vector<Event>>& events_per_job) = 0;
+  virtual Status apply(const WriteBatch& batch) = 0;
+
+  virtual Result<Job> getJob(JobId id) = 0;
+  virtual Result<JobPage> listJobs(const JobQuery& query) = 0;
+  // Every job not in a terminal state, oldest first.
+  virtual Result<std::vector<Job>> activeJobs() = 0;
+  // A job's attempts, first first.
+  virtual Result<std::vector<Attempt>> attempts(JobId id) = 0;
+  // A job's events with seq > after_seq, oldest first.
+  virtual Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) = 0;
+  // True while the store is open and answering.
+  virtual bool healthy() = 0;
+};
+
+// Opens (creating and migrating) the SQLite store at `path`.
+Result<std::unique_ptr<Store>> openSqliteStore(const std::string& path);
+std::unique_ptr<Store> newMemoryStore();
+
+}  // namespace ty
