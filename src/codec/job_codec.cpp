@@ -1,1 +1,458 @@
-// placeholder
+#include "codec/job_codec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "common/units.h"
+
+namespace ty {
+namespace {
+
+// A small strict reader over one JSON object: every field read is marked,
+// and finish() names the first field nobody asked for.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& j, std::string prefix) : j_(j), prefix_(std::move(prefix)) {}
+
+  Status check() const {
+    if (!j_.is_object()) {
+      return Status::invalidArgument("must be an object", prefix_.empty() ? "spec" : prefix_);
+    }
+    return Status::ok();
+  }
+  std::string path(const std::string& key) const {
+    return prefix_.empty() ? key : prefix_ + "." + key;
+  }
+  const Json* get(const std::string& key) {
+    seen_.insert(key);
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  Status string(const std::string& key, std::string& out) {
+    const Json* v = get(key);
+    if (!v) return Status::ok();
+    if (!v->is_string()) return Status::invalidArgument("must be a string", path(key));
+    out = v->get<std::string>();
+    return Status::ok();
+  }
+  Status integer(const std::string& key, int& out, long long lo, long long hi) {
+    const Json* v = get(key);
+    if (!v) return Status::ok();
+    if (!v->is_number_integer()) {
+      return Status::invalidArgument("must be a whole number", path(key));
+    }
+    long long n = v->get<long long>();
+    if (n < lo || n > hi) {
+      return Status::invalidArgument(
+          "must be between " + std::to_string(lo) + " and " + std::to_string(hi), path(key));
+    }
+    out = static_cast<int>(n);
+    return Status::ok();
+  }
+  Status duration(const std::string& key, DurationMs& out) {
+    const Json* v = get(key);
+    if (!v) return Status::ok();
+    if (v->is_number_integer() && v->get<long long>() >= 0) {
+      out = v->get<long long>() * 1000;  // bare numbers are seconds
+      return Status::ok();
+    }
+    DurationMs d = v->is_string() ? parseDuration(v->get<std::string>()) : -1;
+    if (d < 0) {
+      return Status::invalidArgument(
+          "must be a duration such as \"90s\", \"30m\" or \"2h\"", path(key));
+    }
+    out = d;
+    return Status::ok();
+  }
+  Status quantity(const std::string& key, Quantity& out, const char* example) {
+    const Json* v = get(key);
+    if (!v) return Status::ok();
+    std::optional<Quantity> q;
+    if (v->is_number_integer() && v->get<long long>() >= 0 && v->get<long long>() < (1LL << 40)) {
+      q = Quantity::whole(v->get<long long>());
+    } else if (v->is_number_float() && v->get<double>() >= 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g", v->get<double>());
+      q = parseQuantity(buf);
+    } else if (v->is_string()) {
+      q = parseQuantity(v->get<std::string>());
+    }
+    if (!q) {
+      return Status::invalidArgument(std::string("must be a non-negative number such as ") +
+                                         example + " (at most 3 decimals)",
+                                     path(key));
+    }
+    out = *q;
+    return Status::ok();
+  }
+  Status finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (!seen_.count(it.key())) {
+        return Status::invalidArgument("unknown field; remove it or check its spelling",
+                                       path(it.key()));
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  const Json& j_;
+  std::string prefix_;
+  std::set<std::string> seen_;
+};
+
+Status readStringList(const Json* v, const std::string& field, std::vector<std::string>& out) {
+  if (!v) return Status::ok();
+  if (v->is_string()) {
+    out = {v->get<std::string>()};
+    return Status::ok();
+  }
+  if (!v->is_array()) return Status::invalidArgument("must be a list of strings", field);
+  out.clear();
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_string()) {
+      return Status::invalidArgument("must be a string", field + "[" + std::to_string(i) + "]");
+    }
+    out.push_back((*v)[i].get<std::string>());
+  }
+  return Status::ok();
+}
+
+Json yamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& item : node) arr.push_back(yamlToJson(item));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : node) obj[kv.first.as<std::string>()] = yamlToJson(kv.second);
+      return obj;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = node.Scalar();
+      if (node.Tag() == "!") return s;  // quoted: always a string
+      if (s == "true" || s == "True") return true;
+      if (s == "false" || s == "False") return false;
+      if (s == "null" || s == "~") return nullptr;
+      if (!s.empty()) {
+        char* end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(s.c_str(), &end, 10);
+        if (*end == '\0' && errno == 0 && (std::isdigit(s[0]) || s[0] == '-')) return n;
+        double d = std::strtod(s.c_str(), &end);
+        if (*end == '\0' && (std::isdigit(s[0]) || s[0] == '-' || s[0] == '.')) return d;
+      }
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+void jsonToYamlEmit(const Json& j, YAML::Emitter& out) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      jsonToYamlEmit(*it, out);
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& v : j) jsonToYamlEmit(v, out);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << YAML::DoubleQuoted << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();
+  }
+}
+
+template <typename T>
+Result<T> wrapJson(const std::function<T()>& f, const char* what) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("decode ") + what + ": " + e.what());
+  }
+}
+
+Json optionalInt(const std::optional<int>& v) { return v ? Json(*v) : Json(nullptr); }
+
+}  // namespace
+
+Json specToJson(const JobSpec& s) {
+  Json j;
+  j["name"] = s.name;
+  j["project"] = s.project;
+  if (!s.command.empty()) j["command"] = s.command;
+  if (!s.script.empty()) j["script"] = s.script;
+  if (!s.image.empty()) j["image"] = s.image;
+  Json r;
+  r["gpus"] = s.resources.gpus.isWhole() ? Json(s.resources.gpus.wholeUnits())
+                                         : Json(s.resources.gpus.toString());
+  if (!s.resources.cpus.isZero()) {
+    r["cpus"] = s.resources.cpus.isWhole() ? Json(s.resources.cpus.wholeUnits())
+                                           : Json(s.resources.cpus.toString());
+  }
+  if (s.resources.memory_bytes) r["memory"] = formatMemory(s.resources.memory_bytes);
+  if (!s.resources.gpu_types.empty()) r["gpu_type"] = s.resources.gpu_types;
+  j["resources"] = r;
+  j["replicas"] = s.replicas;
+  if (!s.env.empty()) j["env"] = s.env;
+  if (!s.workdir.empty()) j["workdir"] = s.workdir;
+  j["priority"] = s.priority;
+  if (s.max_runtime) j["max_runtime"] = formatDuration(s.max_runtime);
+  j["grace_period"] = formatDuration(s.grace_period);
+  j["retries"] = {{"limit", s.retries.limit}, {"backoff", formatDuration(s.retries.backoff)}};
+  return j;
+}
+
+Result<JobSpec> specFromJson(const Json& j) {
+  JobSpec s;
+  ObjectReader r(j, "");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.string("name", s.name));
+  TY_RETURN_IF_ERROR(r.string("project", s.project));
+  TY_RETURN_IF_ERROR(readStringList(r.get("command"), "command", s.command));
+  TY_RETURN_IF_ERROR(r.string("script", s.script));
+  TY_RETURN_IF_ERROR(r.string("image", s.image));
+  if (const Json* res = r.get("resources")) {
+    ObjectReader rr(*res, "resources");
+    TY_RETURN_IF_ERROR(rr.check());
+    TY_RETURN_IF_ERROR(rr.quantity("gpus", s.resources.gpus, "1 or 2"));
+    TY_RETURN_IF_ERROR(rr.quantity("cpus", s.resources.cpus, "4 or 0.5"));
+    if (const Json* m = rr.get("memory")) {
+      std::optional<std::int64_t> bytes;
+      if (m->is_number_integer() && m->get<long long>() >= 0) bytes = m->get<long long>();
+      if (m->is_string()) bytes = parseMemory(m->get<std::string>());
+      if (!bytes) {
+        return Status::invalidArgument(
+            "must be an amount of memory such as \"16Gi\", \"512Mi\" or a number of bytes",
+            "resources.memory");
+      }
+      s.resources.memory_bytes = *bytes;
+    }
+    TY_RETURN_IF_ERROR(
+        readStringList(rr.get("gpu_type"), "resources.gpu_type", s.resources.gpu_types));
+    TY_RETURN_IF_ERROR(rr.finish());
+  }
+  TY_RETURN_IF_ERROR(r.integer("replicas", s.replicas, 1, 1024));
+  if (const Json* env = r.get("env")) {
+    if (!env->is_object()) {
+      return Status::invalidArgument("must be a map of NAME: value", "env");
+    }
+    for (auto it = env->begin(); it != env->end(); ++it) {
+      if (it->is_string()) {
+        s.env[it.key()] = it->get<std::string>();
+      } else if (it->is_number() || it->is_boolean()) {
+        s.env[it.key()] = it->dump();
+      } else {
+        return Status::invalidArgument("must be a string", "env." + it.key());
+      }
+    }
+  }
+  TY_RETURN_IF_ERROR(r.string("workdir", s.workdir));
+  TY_RETURN_IF_ERROR(r.integer("priority", s.priority, -1000000, 1000000));
+  TY_RETURN_IF_ERROR(r.duration("max_runtime", s.max_runtime));
+  TY_RETURN_IF_ERROR(r.duration("grace_period", s.grace_period));
+  if (const Json* rt = r.get("retries")) {
+    ObjectReader rr(*rt, "retries");
+    TY_RETURN_IF_ERROR(rr.check());
+    TY_RETURN_IF_ERROR(rr.integer("limit", s.retries.limit, 0, 100));
+    TY_RETURN_IF_ERROR(rr.duration("backoff", s.retries.backoff));
+    TY_RETURN_IF_ERROR(rr.finish());
+  }
+  TY_RETURN_IF_ERROR(r.finish());
+  return s;
+}
+
+Result<Json> parseBody(const std::string& body, bool yaml) {
+  if (body.empty()) return Status::invalidArgument("request body is empty: send a job spec");
+  if (yaml) {
+    try {
+      YAML::Node node = YAML::Load(body);
+      return yamlToJson(node);
+    } catch (const YAML::Exception& e) {
+      return Status::invalidArgument(std::string("malformed YAML: ") + e.what());
+    }
+  }
+  // Depth is bounded so a hostile body cannot exhaust the stack.
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  if (max_depth > 32) return Status::invalidArgument("JSON nested deeper than 32 levels");
+  try {
+    return Json::parse(body);
+  } catch (const Json::exception& e) {
+    return Status::invalidArgument(std::string("malformed JSON: ") + e.what());
+  }
+}
+
+std::string jsonToYaml(const Json& j) {
+  YAML::Emitter out;
+  jsonToYamlEmit(j, out);
+  return std::string(out.c_str()) + "\n";
+}
+
+Json jobToJson(const Job& job) {
+  Json j;
+  j["id"] = job.id.value();
+  j["name"] = job.spec.name;
+  j["project"] = job.spec.project;
+  j["user"] = job.user;
+  j["state"] = jobStateName(job.state);
+  j["spec"] = specToJson(job.spec);
+  j["created_at"] = job.created_at;
+  j["updated_at"] = job.updated_at;
+  j["started_at"] = job.started_at;
+  j["finished_at"] = job.finished_at;
+  j["attempts"] = job.attempts;
+  j["exit_code"] = optionalInt(job.exit_code);
+  j["reason"] = job.reason;
+  j["not_before"] = job.not_before;
+  j["cancel_requested_at"] = job.cancel_requested_at;
+  return j;
+}
+
+Result<Job> jobFromJson(const Json& j) {
+  Job job;
+  try {
+    job.id = JobId(j.at("id").get<std::int64_t>());
+    TY_ASSIGN_OR_RETURN(job.spec, specFromJson(j.at("spec")));
+    job.user = j.at("user").get<std::string>();
+    auto state = parseJobState(j.at("state").get<std::string>());
+    if (!state) return Status::internal("decode job: unknown state");
+    job.state = *state;
+    job.created_at = j.value("created_at", Timestamp{0});
+    job.updated_at = j.value("updated_at", Timestamp{0});
+    job.started_at = j.value("started_at", Timestamp{0});
+    job.finished_at = j.value("finished_at", Timestamp{0});
+    job.attempts = j.value("attempts", 0);
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) job.exit_code = j["exit_code"];
+    job.reason = j.value("reason", std::string());
+    job.not_before = j.value("not_before", Timestamp{0});
+    job.cancel_requested_at = j.value("cancel_requested_at", Timestamp{0});
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("decode job: ") + e.what());
+  }
+  return job;
+}
+
+Json placementToJson(const std::vector<ReplicaPlacement>& p) {
+  Json arr = Json::array();
+  for (const auto& r : p) arr.push_back({{"node", r.node}, {"gpus", r.gpus}});
+  return arr;
+}
+
+Result<std::vector<ReplicaPlacement>> placementFromJson(const Json& j) {
+  return wrapJson<std::vector<ReplicaPlacement>>(
+      [&] {
+        std::vector<ReplicaPlacement> out;
+        for (const auto& r : j) {
+          out.push_back({r.at("node").get<std::string>(), r.at("gpus").get<std::vector<int>>()});
+        }
+        return out;
+      },
+      "placement");
+}
+
+Json attemptToJson(const Attempt& a) {
+  Json j;
+  j["job"] = a.key.job.value();
+  j["number"] = a.key.number;
+  j["state"] = attemptStateName(a.state);
+  j["replicas"] = placementToJson(a.replicas);
+  j["master_port"] = a.master_port;
+  j["pids"] = a.pids;
+  j["created_at"] = a.created_at;
+  j["started_at"] = a.started_at;
+  j["finished_at"] = a.finished_at;
+  j["exit_code"] = optionalInt(a.exit_code);
+  j["reason"] = a.reason;
+  return j;
+}
+
+Result<Attempt> attemptFromJson(const Json& j) {
+  Attempt a;
+  try {
+    a.key = {JobId(j.at("job").get<std::int64_t>()), j.at("number").get<int>()};
+    auto st = parseAttemptState(j.at("state").get<std::string>());
+    if (!st) return Status::internal("decode attempt: unknown state");
+    a.state = *st;
+    TY_ASSIGN_OR_RETURN(a.replicas, placementFromJson(j.at("replicas")));
+    a.master_port = j.value("master_port", 0);
+    a.pids = j.value("pids", std::vector<std::int64_t>{});
+    a.created_at = j.value("created_at", Timestamp{0});
+    a.started_at = j.value("started_at", Timestamp{0});
+    a.finished_at = j.value("finished_at", Timestamp{0});
+    if (j.contains("exit_code") && !j["exit_code"].is_null()) a.exit_code = j["exit_code"];
+    a.reason = j.value("reason", std::string());
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("decode attempt: ") + e.what());
+  }
+  return a;
+}
+
+Json eventToJson(const Event& e) {
+  return {{"seq", e.seq},
+          {"job", e.job.value()},
+          {"time", e.time},
+          {"level", e.level == EventLevel::kWarning ? "warning" : "normal"},
+          {"reason", e.reason},
+          {"message", e.message}};
+}
+
+Result<Event> eventFromJson(const Json& j) {
+  return wrapJson<Event>(
+      [&] {
+        Event e;
+        e.seq = j.at("seq").get<std::int64_t>();
+        e.job = JobId(j.at("job").get<std::int64_t>());
+        e.time = j.at("time").get<Timestamp>();
+        e.level = j.value("level", "normal") == "warning" ? EventLevel::kWarning
+                                                          : EventLevel::kNormal;
+        e.reason = j.at("reason").get<std::string>();
+        e.message = j.at("message").get<std::string>();
+        return e;
+      },
+      "event");
+}
+
+Json gpuToJson(const GpuInfo& g) {
+  return {{"index", g.index},
+          {"uuid", g.uuid},
+          {"model", g.model},
+          {"memory", formatMemory(g.memory_bytes)},
+          {"memory_bytes", g.memory_bytes},
+          {"healthy", g.healthy}};
+}
+
+Json errorToJson(const Status& s) {
+  Json e = {{"code", statusCodeName(s.code())}, {"message", s.message()}};
+  if (!s.field().empty()) e["field"] = s.field();
+  return {{"error", e}};
+}
+
+}  // namespace ty

@@ -1,0 +1,74 @@
+#include "codec/job_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace ty {
+namespace {
+
+TEST(SpecCodec, RoundTripsEveryField) {
+  JobSpec s;
+  s.name = "bert";
+  s.project = "nlp";
+  s.command = {"python3", "train.py", "--lr", "0.1"};
+  s.image = "localhost/img:1";
+  s.resources.gpus = Quantity::whole(2);
+  s.resources.cpus = Quantity::fromMilli(1500);
+  s.resources.memory_bytes = 16LL << 30;
+  s.resources.gpu_types = {"A100", "H100"};
+  s.replicas = 2;
+  s.env = {{"A", "1"}};
+  s.workdir = "/tmp";
+  s.priority = 7;
+  s.max_runtime = 7'200'000;
+  s.grace_period = 5000;
+  s.retries = {2, 10'000};
+  auto back = specFromJson(specToJson(s));
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(*back, s);
+}
+
+TEST(SpecCodec, RejectsUnknownFieldsByName) {
+  auto j = parseBody(R"({"command":["true"],"resources":{"gpu":2}})", false);
+  ASSERT_TRUE(j.isOk());
+  auto s = specFromJson(*j);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.status().field(), "resources.gpu");
+}
+
+TEST(SpecCodec, NamesWrongTypes) {
+  auto s = specFromJson(Json::parse(R"({"command":"true","replicas":"two"})"));
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.status().field(), "replicas");
+  s = specFromJson(Json::parse(R"({"command":["true"],"max_runtime":"soon"})"));
+  EXPECT_EQ(s.status().field(), "max_runtime");
+  s = specFromJson(Json::parse(R"({"command":["true"],"resources":{"memory":"16GB"}})"));
+  EXPECT_EQ(s.status().field(), "resources.memory");
+}
+
+TEST(SpecCodec, AcceptsYaml) {
+  auto j = parseBody("name: t\ncommand: [python3, x.py]\nresources:\n  gpus: 2\n  memory: 1Gi\n"
+                     "max_runtime: 2h\nenv:\n  SEED: 42\n",
+                     true);
+  ASSERT_TRUE(j.isOk()) << j.status().toString();
+  auto s = specFromJson(*j);
+  ASSERT_TRUE(s.isOk()) << s.status().toString();
+  EXPECT_EQ(s->resources.gpus, Quantity::whole(2));
+  EXPECT_EQ(s->max_runtime, 7'200'000);
+  EXPECT_EQ(s->env.at("SEED"), "42");
+}
+
+TEST(SpecCodec, RejectsMalformedAndDeepBodies) {
+  EXPECT_FALSE(parseBody("{", false).isOk());
+  EXPECT_FALSE(parseBody("", false).isOk());
+  EXPECT_FALSE(parseBody(std::string(100, '[') + std::string(100, ']'), false).isOk());
+  EXPECT_FALSE(parseBody("a: [", true).isOk());
+}
+
+TEST(ErrorShape, HasCodeMessageAndField) {
+  Json e = errorToJson(Status::invalidArgument("bad", "resources.gpus"));
+  EXPECT_EQ(e["error"]["code"], "invalid_argument");
+  EXPECT_EQ(e["error"]["field"], "resources.gpus");
+}
+
+}  // namespace
+}  // namespace ty
