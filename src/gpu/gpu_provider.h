@@ -1,4 +1,6 @@
-// Discovering the GPUs of this machine.
+// Discovering the GPUs of this machine: from NVML (nvml.h) or, on machines
+// without GPUs, from a --fake-gpus description.
+// Free functions returning values; safe to call from any thread.
 #pragma once
 
 #include <string>
@@ -16,7 +18,9 @@ Result<std::vector<GpuInfo>> parseFakeGpus(const std::string& spec, const std::s
 
 struct GpuDiscovery {
   std::vector<GpuInfo> gpus;
-  std::string note;  // why there are none, when there are none
+  // Why there are none, when there are none; also names GPUs NVML counted
+  // but could not describe (listed with healthy = false).
+  std::string note;
 };
 
 // Loads NVML from `library` (default "libnvidia-ml.so.1") with dlopen and

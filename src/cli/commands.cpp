@@ -1,0 +1,346 @@
+#include "cli/commands.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/client.h"
+#include "cli/table.h"
+#include "codec/job_codec.h"
+
+namespace ty {
+namespace {
+
+// Percent-encodes a query value.
+std::string queryEncode(const std::string& v) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : v) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+struct Globals {
+  std::string server;
+  std::string output = "table";
+};
+
+std::int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+[[noreturn]] void fail(const Status& s) {
+  std::string msg = s.message();
+  std::cerr << "error: " << (s.field().empty() ? "" : s.field() + ": ") << msg << "\n";
+  std::exit(s.code() == StatusCode::kInvalidArgument && s.field().rfind("--", 0) == 0 ? 2 : 1);
+}
+
+template <typename T>
+T orFail(Result<T> r) {
+  if (!r.isOk()) fail(r.status());
+  return std::move(r).value();
+}
+
+// Prints JSON/YAML when asked; returns false when the caller should print
+// its table instead.
+bool printStructured(const Globals& g, const Json& j) {
+  if (g.output == "json") {
+    std::cout << j.dump(2) << "\n";
+    return true;
+  }
+  if (g.output == "yaml") {
+    std::cout << jsonToYaml(j);
+    return true;
+  }
+  return false;
+}
+
+std::string str(const Json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "-";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string jobPath(const std::string& id) {
+  for (char c : id) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      fail(Status::invalidArgument("job ids are numbers such as 42 (got \"" + id + "\")", "JOB"));
+    }
+  }
+  return "/api/v1/jobs/" + id;
+}
+
+std::string gpusOf(const Json& job) {
+  const Json& r = job["spec"]["resources"];
+  std::string g = r.contains("gpus") ? (r["gpus"].is_string() ? r["gpus"].get<std::string>()
+                                                                : r["gpus"].dump())
+                                     : "0";
+  int replicas = job["spec"].value("replicas", 1);
+  return replicas > 1 ? std::to_string(replicas) + "x" + g : g;
+}
+
+void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
+  struct Opts {
+    std::string file, name, project, image, memory, script, max_runtime, gpu_type, workdir;
+    std::string gpus, cpus;
+    int replicas = 0;
+    int priority = 0;
+    bool priority_set = false;
+    std::vector<std::string> env;
+    std::vector<std::string> command;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("submit", "Submit a job: trainyard submit --gpus 2 -- python3 train.py");
+  cmd->add_option("-f,--file", o->file, "Job spec file (YAML or JSON)")->check(CLI::ExistingFile);
+  cmd->add_option("--name", o->name, "Job name");
+  cmd->add_option("--project", o->project, "Project (default: default)");
+  cmd->add_option("--gpus", o->gpus, "GPUs per replica");
+  cmd->add_option("--gpu-type", o->gpu_type, "GPU model, e.g. A100 (any of a comma list)");
+  cmd->add_option("--cpus", o->cpus, "CPUs per replica");
+  cmd->add_option("--memory", o->memory, "Memory per replica, e.g. 16Gi");
+  cmd->add_option("--image", o->image, "Run in this container image");
+  cmd->add_option("--replicas", o->replicas, "Processes of the job, each with its own RANK");
+  auto* prio = cmd->add_option("--priority", o->priority, "Higher runs first");
+  cmd->add_option("--max-runtime", o->max_runtime, "Kill after this long, e.g. 2h");
+  cmd->add_option("--workdir", o->workdir, "Working directory (absolute)");
+  cmd->add_option("--script", o->script, "Shell text run by /bin/sh -c instead of a command");
+  cmd->add_option("-e,--env", o->env, "Environment variable K=V (repeatable)");
+  cmd->add_option("command", o->command, "Program and arguments, after --");
+  cmd->callback([g, o, prio] {
+    Json spec = Json::object();
+    if (!o->file.empty()) {
+      std::ifstream in(o->file);
+      std::stringstream text;
+      text << in.rdbuf();
+      spec = orFail(parseBody(text.str(), /*yaml=*/true));
+      if (!spec.is_object()) fail(Status::invalidArgument("must hold a job spec map", o->file));
+    }
+    if (!o->name.empty()) spec["name"] = o->name;
+    if (!o->project.empty()) spec["project"] = o->project;
+    if (!o->image.empty()) spec["image"] = o->image;
+    if (!o->workdir.empty()) spec["workdir"] = o->workdir;
+    if (!o->max_runtime.empty()) spec["max_runtime"] = o->max_runtime;
+    if (!o->script.empty()) spec["script"] = o->script;
+    if (!o->command.empty()) spec["command"] = o->command;
+    if (o->replicas > 0) spec["replicas"] = o->replicas;
+    if (prio->count() > 0) spec["priority"] = o->priority;
+    auto& res = spec["resources"];
+    if (res.is_null()) res = Json::object();
+    if (!o->gpus.empty()) res["gpus"] = o->gpus;
+    if (!o->cpus.empty()) res["cpus"] = o->cpus;
+    if (!o->memory.empty()) res["memory"] = o->memory;
+    if (!o->gpu_type.empty()) {
+      Json types = Json::array();
+      std::stringstream ss(o->gpu_type);
+      for (std::string t; std::getline(ss, t, ',');) types.push_back(t);
+      res["gpu_type"] = types;
+    }
+    for (const auto& kv : o->env) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        fail(Status::invalidArgument("must be NAME=value (got \"" + kv + "\")", "--env"));
+      }
+      spec["env"][kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    if (!spec.contains("command") && !spec.contains("script")) {
+      fail(Status::invalidArgument(
+          "nothing to run: give a command after -- (trainyard submit -- python3 train.py), "
+          "--script, or -f job.yaml",
+          "command"));
+    }
+    ApiClient client(serverUrl(g->server));
+    Json job = orFail(client.post("/api/v1/jobs", spec.dump()));
+    if (printStructured(*g, job)) return;
+    std::cout << "Submitted job " << job["id"].get<std::int64_t>() << " (" << str(job, "name")
+              << "), " << str(job, "state") << "\n";
+  });
+}
+
+void addJobs(CLI::App& app, std::shared_ptr<Globals> g) {
+  struct Opts {
+    std::string state, project, user;
+    int limit = 50;
+    bool all = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("jobs", "List jobs, newest first");
+  cmd->add_option("--state", o->state, "Only jobs in this state");
+  cmd->add_option("--project", o->project, "Only this project");
+  cmd->add_option("--user", o->user, "Only this user's jobs");
+  cmd->add_option("--limit", o->limit, "At most this many")->check(CLI::Range(1, 1000));
+  cmd->callback([g, o] {
+    std::string q = "/api/v1/jobs?limit=" + std::to_string(o->limit);
+    auto add = [&](const char* k, const std::string& v) {
+      if (!v.empty()) q += std::string("&") + k + "=" + queryEncode(v);
+    };
+    add("state", o->state);
+    add("project", o->project);
+    add("user", o->user);
+    ApiClient client(serverUrl(g->server));
+    Json page = orFail(client.get(q));
+    if (printStructured(*g, page)) return;
+    Table t({"ID", "NAME", "PROJECT", "USER", "STATE", "GPUS", "AGE", "REASON"});
+    std::int64_t now = nowMs();
+    for (const auto& j : page["jobs"]) {
+      std::string reason = str(j, "reason");
+      if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
+      t.add({str(j, "id"), str(j, "name"), str(j, "project"), str(j, "user"), str(j, "state"),
+             gpusOf(j), ago(now, j.value("created_at", std::int64_t{0})), reason});
+    }
+    t.print(std::cout);
+  });
+}
+
+void addDescribe(CLI::App& app, std::shared_ptr<Globals> g) {
+  auto id = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("describe", "A job's spec, state, placement and events");
+  cmd->add_option("JOB", *id, "Job id")->required();
+  cmd->callback([g, id] {
+    ApiClient client(serverUrl(g->server));
+    Json job = orFail(client.get(jobPath(*id)));
+    Json events = orFail(client.get(jobPath(*id) + "/events"));
+    if (g->output != "table") {
+      job["events"] = events["events"];
+      printStructured(*g, job);
+      return;
+    }
+    const Json& spec = job["spec"];
+    std::cout << "Job:        " << str(job, "id") << " (" << str(job, "name") << ")\n"
+              << "Project:    " << str(job, "project") << "\n"
+              << "User:       " << str(job, "user") << "\n"
+              << "State:      " << str(job, "state") << "\n";
+    if (!str(job, "reason").empty() && str(job, "reason") != "-") {
+      std::cout << "Reason:     " << str(job, "reason") << "\n";
+    }
+    if (job.contains("waiting")) {
+      std::cout << "Queue:      position " << job["waiting"]["position"] << "\n";
+    }
+    if (spec.contains("command")) {
+      std::string cmdline;
+      for (const auto& a : spec["command"]) cmdline += (cmdline.empty() ? "" : " ") + a.get<std::string>();
+      std::cout << "Command:    " << cmdline << "\n";
+    } else {
+      std::cout << "Script:     " << str(spec, "script") << "\n";
+    }
+    if (spec.contains("image")) std::cout << "Image:      " << str(spec, "image") << "\n";
+    std::cout << "Resources:  " << gpusOf(job) << " GPU(s)";
+    const Json& r = spec["resources"];
+    if (r.contains("cpus")) std::cout << ", " << str(r, "cpus") << " CPUs";
+    if (r.contains("memory")) std::cout << ", " << str(r, "memory") << " memory";
+    std::cout << "\nPriority:   " << str(spec, "priority") << "\n";
+    std::cout << "Attempts:   " << str(job, "attempts") << "\n";
+    if (job.contains("attempt")) {
+      const Json& a = job["attempt"];
+      int i = 0;
+      for (const auto& rep : a["replicas"]) {
+        std::string gpus;
+        for (const auto& x : rep["gpus"]) gpus += (gpus.empty() ? "" : ",") + x.dump();
+        std::cout << "Placement:  replica " << i << " on " << rep["node"].get<std::string>()
+                  << (gpus.empty() ? "" : ", GPUs " + gpus);
+        if (i < static_cast<int>(a["pids"].size()) && a["pids"][i].get<std::int64_t>() > 0) {
+          std::cout << ", pid " << a["pids"][i];
+        }
+        std::cout << "\n";
+        ++i;
+      }
+    }
+    if (!job["exit_code"].is_null()) std::cout << "Exit code:  " << job["exit_code"] << "\n";
+    std::cout << "\nEvents:\n";
+    Table t({"  TIME", "REASON", "MESSAGE"});
+    for (const auto& e : events["events"]) {
+      t.add({"  " + formatTimestamp(e["time"].get<std::int64_t>()), str(e, "reason"),
+             str(e, "message")});
+    }
+    t.print(std::cout);
+  });
+}
+
+void addLogs(CLI::App& app, std::shared_ptr<Globals> g) {
+  struct Opts {
+    std::string id;
+    bool follow = false;
+    int tail = -1;
+    int replica = 0;
+    int attempt = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("logs", "A job's output (stdout and stderr)");
+  cmd->add_option("JOB", o->id, "Job id")->required();
+  cmd->add_flag("-f,--follow", o->follow, "Keep streaming until the job ends");
+  cmd->add_option("--tail", o->tail, "Only the last N lines")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--replica", o->replica, "Replica index")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--attempt", o->attempt, "Attempt number (default: latest)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([g, o] {
+    std::string q = jobPath(o->id) + "/logs?replica=" + std::to_string(o->replica);
+    if (o->follow) q += "&follow=true";
+    if (o->tail >= 0) q += "&tail=" + std::to_string(o->tail);
+    if (o->attempt > 0) q += "&attempt=" + std::to_string(o->attempt);
+    ApiClient client(serverUrl(g->server));
+    Status st = client.stream(q, [](const char* d, size_t n) {
+      std::cout.write(d, static_cast<std::streamsize>(n));
+      std::cout.flush();
+    });
+    if (!st.isOk()) fail(st);
+  });
+}
+
+void addCancel(CLI::App& app, std::shared_ptr<Globals> g) {
+  auto id = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL after its grace period)");
+  cmd->add_option("JOB", *id, "Job id")->required();
+  cmd->callback([g, id] {
+    ApiClient client(serverUrl(g->server));
+    Json job = orFail(client.post(jobPath(*id) + "/cancel", ""));
+    if (printStructured(*g, job)) return;
+    std::cout << "Job " << str(job, "id") << ": "
+              << (str(job, "state") == "cancelled" ? "cancelled"
+                                                   : "cancel requested (" + str(job, "reason") + ")")
+              << "\n";
+  });
+}
+
+void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {
+  CLI::App* cmd = app.add_subcommand("nodes", "Nodes, their GPUs, and which job holds each");
+  cmd->callback([g] {
+    ApiClient client(serverUrl(g->server));
+    Json nodes = orFail(client.get("/api/v1/nodes"));
+    if (printStructured(*g, nodes)) return;
+    Table t({"NODE", "GPU", "MODEL", "MEMORY", "UUID", "JOB"});
+    for (const auto& n : nodes["nodes"]) {
+      if (n["gpus"].empty()) t.add({str(n, "name"), "-", "(no GPUs)", "", "", ""});
+      for (const auto& gpu : n["gpus"]) {
+        t.add({str(n, "name"), str(gpu, "index"), str(gpu, "model"), str(gpu, "memory"),
+               str(gpu, "uuid"), str(gpu, "job")});
+      }
+    }
+    t.print(std::cout);
+  });
+}
+
+}  // namespace
+
+void addClientCommands(CLI::App& app) {
+  auto g = std::make_shared<Globals>();
+  app.add_option("--server", g->server,
+                 "Server URL (default $TRAINYARD_SERVER or http://127.0.0.1:8080)");
+  app.add_option("-o,--output", g->output, "Output: table, json or yaml")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
+  addSubmit(app, g);
+  addJobs(app, g);
+  addDescribe(app, g);
+  addLogs(app, g);
+  addCancel(app, g);
+  addNodes(app, g);
+}
+
+}  // namespace ty

@@ -1,0 +1,224 @@
+// NvmlLibrary and NVML-based GPU discovery.
+
+#include "gpu/nvml.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/gpu_provider.h"
+
+namespace ty {
+namespace {
+
+// NVML's prototypes, for the entry points in kNvmlSymbols.
+using InitFn = nvmlReturn_t (*)();
+using ShutdownFn = nvmlReturn_t (*)();
+using ErrorStringFn = const char* (*)(nvmlReturn_t);
+using DeviceGetCountFn = nvmlReturn_t (*)(unsigned int*);
+using DeviceGetHandleByIndexFn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
+using DeviceGetNameFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
+using DeviceGetUuidFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
+using DeviceGetMemoryInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+using SystemGetDriverVersionFn = nvmlReturn_t (*)(char*, unsigned int);
+
+// NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE and
+// NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE.
+constexpr unsigned kNameBufferSize = 96;
+constexpr unsigned kUuidBufferSize = 96;
+constexpr unsigned kDriverVersionBufferSize = 80;
+
+std::string fromBuffer(const char* buf, std::size_t size) {
+  return std::string(buf, strnlen(buf, size));
+}
+
+}  // namespace
+
+Result<NvmlLibrary> NvmlLibrary::load(const std::string& path) {
+  dlerror();  // clear any stale error
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    std::string detail = err != nullptr ? err : path + ": cannot be opened";
+    return Status::unavailable(detail + " (no NVIDIA driver on this machine?)");
+  }
+  Symbols symbols{};
+  for (const NvmlSymbolSpec& spec : kNvmlSymbols) {
+    void* sym = dlsym(handle, spec.name);
+    if (sym == nullptr && spec.required) {
+      dlclose(handle);
+      return Status::failedPrecondition(path + ": missing required NVML symbol " + spec.name +
+                                        " (driver too old, or not an NVML library)");
+    }
+    symbols[index(spec.id)] = sym;
+  }
+  NvmlLibrary library(path, handle, symbols);
+  nvmlReturn_t rc = library.fn<InitFn>(NvmlSymbol::kInit)();
+  if (rc != kNvmlSuccess) {
+    Status status = library.callError("nvmlInit_v2", rc).withContext(path);
+    // Not initialised: only dlclose on destruction.
+    library.symbols_[index(NvmlSymbol::kShutdown)] = nullptr;
+    return status;
+  }
+  return library;
+}
+
+NvmlLibrary::NvmlLibrary(NvmlLibrary&& other) noexcept
+    : path_(std::move(other.path_)),
+      handle_(std::exchange(other.handle_, nullptr)),
+      symbols_(std::exchange(other.symbols_, Symbols{})) {}
+
+NvmlLibrary& NvmlLibrary::operator=(NvmlLibrary&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    symbols_ = std::exchange(other.symbols_, Symbols{});
+  }
+  return *this;
+}
+
+NvmlLibrary::~NvmlLibrary() { release(); }
+
+void NvmlLibrary::release() {
+  if (handle_ == nullptr) return;
+  if (auto shutdown = fn<ShutdownFn>(NvmlSymbol::kShutdown)) {
+    (void)shutdown();  // nothing useful to do with a failure while tearing down
+  }
+  dlclose(handle_);
+  handle_ = nullptr;
+  symbols_ = Symbols{};
+}
+
+std::string NvmlLibrary::errorString(nvmlReturn_t code) const {
+  if (auto error_string = fn<ErrorStringFn>(NvmlSymbol::kErrorString)) {
+    const char* text = error_string(code);
+    if (text != nullptr && *text != '\0') return text;
+  }
+  return "NVML error " + std::to_string(code);
+}
+
+Status NvmlLibrary::callError(const std::string& what, nvmlReturn_t code) const {
+  std::string msg =
+      what + " failed: " + errorString(code) + " (NVML error " + std::to_string(code) + ")";
+  switch (code) {
+    case kNvmlErrorInvalidArgument:
+      return Status::invalidArgument(msg);
+    case kNvmlErrorNotSupported:
+      return Status::failedPrecondition(msg);
+    case kNvmlErrorNoPermission:
+      return Status::permissionDenied(msg);
+    case kNvmlErrorNotFound:
+      return Status::notFound(msg);
+    case kNvmlErrorInsufficientSize:
+      return Status::internal(msg);
+    default:
+      return Status::unavailable(msg);
+  }
+}
+
+Status NvmlLibrary::missing(NvmlSymbol symbol) const {
+  return Status::failedPrecondition(path_ + " has no " + kNvmlSymbols[index(symbol)].name);
+}
+
+Result<std::string> NvmlLibrary::driverVersion() const {
+  auto get = fn<SystemGetDriverVersionFn>(NvmlSymbol::kSystemGetDriverVersion);
+  if (get == nullptr) return missing(NvmlSymbol::kSystemGetDriverVersion);
+  char buf[kDriverVersionBufferSize] = {};
+  nvmlReturn_t rc = get(buf, sizeof buf);
+  if (rc != kNvmlSuccess) return callError("nvmlSystemGetDriverVersion", rc);
+  return fromBuffer(buf, sizeof buf);
+}
+
+Result<unsigned> NvmlLibrary::deviceCount() const {
+  unsigned count = 0;
+  nvmlReturn_t rc = fn<DeviceGetCountFn>(NvmlSymbol::kDeviceGetCount)(&count);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetCount_v2", rc);
+  return count;
+}
+
+Result<nvmlDevice_t> NvmlLibrary::deviceHandle(unsigned index) const {
+  nvmlDevice_t device = nullptr;
+  nvmlReturn_t rc =
+      fn<DeviceGetHandleByIndexFn>(NvmlSymbol::kDeviceGetHandleByIndex)(index, &device);
+  if (rc != kNvmlSuccess) {
+    return callError("nvmlDeviceGetHandleByIndex_v2(" + std::to_string(index) + ")", rc);
+  }
+  return device;
+}
+
+Result<std::string> NvmlLibrary::deviceName(nvmlDevice_t device) const {
+  char buf[kNameBufferSize] = {};
+  nvmlReturn_t rc = fn<DeviceGetNameFn>(NvmlSymbol::kDeviceGetName)(device, buf, sizeof buf);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetName", rc);
+  return fromBuffer(buf, sizeof buf);
+}
+
+Result<std::string> NvmlLibrary::deviceUuid(nvmlDevice_t device) const {
+  char buf[kUuidBufferSize] = {};
+  nvmlReturn_t rc = fn<DeviceGetUuidFn>(NvmlSymbol::kDeviceGetUuid)(device, buf, sizeof buf);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetUUID", rc);
+  return fromBuffer(buf, sizeof buf);
+}
+
+Result<nvmlMemory_t> NvmlLibrary::deviceMemory(nvmlDevice_t device) const {
+  nvmlMemory_t memory{};
+  nvmlReturn_t rc = fn<DeviceGetMemoryInfoFn>(NvmlSymbol::kDeviceGetMemoryInfo)(device, &memory);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetMemoryInfo", rc);
+  return memory;
+}
+
+GpuDiscovery discoverNvmlGpus(const std::string& library) {
+  GpuDiscovery out;
+  Result<NvmlLibrary> nvml = NvmlLibrary::load(library);
+  if (!nvml.isOk()) {
+    out.note = nvml.status().message();
+    return out;
+  }
+  Result<unsigned> count = nvml->deviceCount();
+  if (!count.isOk()) {
+    out.note = count.status().message();
+    return out;
+  }
+  std::vector<std::string> problems;
+  for (unsigned i = 0; i < *count; ++i) {
+    GpuInfo gpu;
+    gpu.index = static_cast<int>(i);
+    // A GPU NVML counts but cannot describe is listed unhealthy, so that the
+    // indices stay those CUDA_VISIBLE_DEVICES uses and nothing is placed on it.
+    Result<nvmlDevice_t> device = nvml->deviceHandle(i);
+    if (!device.isOk()) {
+      gpu.healthy = false;
+      problems.push_back("GPU " + std::to_string(i) + ": " + device.status().message());
+      out.gpus.push_back(std::move(gpu));
+      continue;
+    }
+    Result<std::string> uuid = nvml->deviceUuid(*device);
+    Result<std::string> name = nvml->deviceName(*device);
+    Result<nvmlMemory_t> memory = nvml->deviceMemory(*device);
+    for (const Status* s : {&uuid.status(), &name.status(), &memory.status()}) {
+      if (!s->isOk()) {
+        gpu.healthy = false;
+        problems.push_back("GPU " + std::to_string(i) + ": " + s->message());
+      }
+    }
+    if (uuid.isOk()) gpu.uuid = *uuid;
+    if (name.isOk()) gpu.model = *name;
+    if (memory.isOk()) gpu.memory_bytes = static_cast<std::int64_t>(memory->total);
+    out.gpus.push_back(std::move(gpu));
+  }
+  if (out.gpus.empty()) {
+    Result<std::string> driver = nvml->driverVersion();
+    out.note = "NVML (" + library + ") reports no GPUs";
+    if (driver.isOk()) out.note += " (driver " + *driver + ")";
+  }
+  for (const std::string& p : problems) {
+    out.note += (out.note.empty() ? "" : "; ") + p;
+  }
+  return out;
+}
+
+}  // namespace ty

@@ -1,0 +1,134 @@
+// NvmlLibrary: the NVIDIA Management Library, loaded at run time with dlopen.
+//
+// Trainyard builds and runs without NVIDIA headers or a driver: the few NVML
+// types and prototypes it needs are declared here, and each entry point is
+// looked up by name from a table (kNvmlSymbols). A required symbol that is
+// missing makes load() fail; an optional one leaves its wrapper answering
+// FailedPrecondition. To add an NVML function: one NvmlSymbol value, one
+// table row, one wrapper method.
+//
+// Ownership: an NvmlLibrary owns its dlopen handle and one NVML
+// initialisation; destruction calls nvmlShutdown and dlclose. Move-only.
+// Device handles (NvmlDevice) are owned by NVML and valid while the
+// NvmlLibrary that returned them lives.
+// Thread-safety: after load() the object is immutable; NVML itself is
+// thread-safe, so const methods may be called from several threads.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+
+namespace ty {
+
+// NVML's own types, as its C API defines them.
+using nvmlReturn_t = int;
+struct nvmlDevice_st;
+using nvmlDevice_t = nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+inline constexpr nvmlReturn_t kNvmlSuccess = 0;
+inline constexpr nvmlReturn_t kNvmlErrorInvalidArgument = 2;
+inline constexpr nvmlReturn_t kNvmlErrorNotSupported = 3;
+inline constexpr nvmlReturn_t kNvmlErrorNoPermission = 4;
+inline constexpr nvmlReturn_t kNvmlErrorNotFound = 6;
+inline constexpr nvmlReturn_t kNvmlErrorInsufficientSize = 7;
+inline constexpr nvmlReturn_t kNvmlErrorDriverNotLoaded = 9;
+inline constexpr nvmlReturn_t kNvmlErrorUnknown = 999;
+
+inline constexpr char kDefaultNvmlLibrary[] = "libnvidia-ml.so.1";
+
+// Entry points Trainyard binds, in kNvmlSymbols order.
+enum class NvmlSymbol : std::size_t {
+  kInit,
+  kShutdown,
+  kErrorString,
+  kDeviceGetCount,
+  kDeviceGetHandleByIndex,
+  kDeviceGetName,
+  kDeviceGetUuid,
+  kDeviceGetMemoryInfo,
+  kSystemGetDriverVersion,
+  kCount,
+};
+
+struct NvmlSymbolSpec {
+  NvmlSymbol id;
+  const char* name;  // as exported by libnvidia-ml
+  bool required;     // load() fails when a required symbol is missing
+};
+
+inline constexpr NvmlSymbolSpec kNvmlSymbols[] = {
+    {NvmlSymbol::kInit, "nvmlInit_v2", true},
+    {NvmlSymbol::kShutdown, "nvmlShutdown", true},
+    {NvmlSymbol::kErrorString, "nvmlErrorString", true},
+    {NvmlSymbol::kDeviceGetCount, "nvmlDeviceGetCount_v2", true},
+    {NvmlSymbol::kDeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", true},
+    {NvmlSymbol::kDeviceGetName, "nvmlDeviceGetName", true},
+    {NvmlSymbol::kDeviceGetUuid, "nvmlDeviceGetUUID", true},
+    {NvmlSymbol::kDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo", true},
+    // Informational only: discovery works without it.
+    {NvmlSymbol::kSystemGetDriverVersion, "nvmlSystemGetDriverVersion", false},
+};
+static_assert(std::size(kNvmlSymbols) == static_cast<std::size_t>(NvmlSymbol::kCount));
+
+class NvmlLibrary {
+ public:
+  // dlopen()s `path`, binds kNvmlSymbols and calls nvmlInit_v2. Fails with
+  // Unavailable naming the library and dlerror() when it cannot be opened,
+  // FailedPrecondition naming the symbol when a required one is missing, and
+  // the mapped code with NVML's error string when nvmlInit_v2 fails.
+  static Result<NvmlLibrary> load(const std::string& path = kDefaultNvmlLibrary);
+
+  NvmlLibrary(NvmlLibrary&& other) noexcept;
+  NvmlLibrary& operator=(NvmlLibrary&& other) noexcept;
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+  ~NvmlLibrary();
+
+  const std::string& path() const { return path_; }
+  bool has(NvmlSymbol symbol) const { return symbols_[index(symbol)] != nullptr; }
+
+  // "Driver Not Loaded"; "NVML error <code>" when NVML has no text for it.
+  std::string errorString(nvmlReturn_t code) const;
+
+  // Each wrapper below fails with a Status whose message names the NVML
+  // function, the device index where there is one, and NVML's error string
+  // and code; FailedPrecondition when an optional symbol is missing.
+  Result<std::string> driverVersion() const;
+  Result<unsigned> deviceCount() const;
+  Result<nvmlDevice_t> deviceHandle(unsigned index) const;
+  Result<std::string> deviceName(nvmlDevice_t device) const;
+  Result<std::string> deviceUuid(nvmlDevice_t device) const;
+  Result<nvmlMemory_t> deviceMemory(nvmlDevice_t device) const;
+
+ private:
+  using Symbols = std::array<void*, static_cast<std::size_t>(NvmlSymbol::kCount)>;
+
+  NvmlLibrary(std::string path, void* handle, const Symbols& symbols)
+      : path_(std::move(path)), handle_(handle), symbols_(symbols) {}
+  static constexpr std::size_t index(NvmlSymbol s) { return static_cast<std::size_t>(s); }
+
+  // The bound function for `symbol` cast to its prototype, or nullptr.
+  template <typename Fn>
+  Fn fn(NvmlSymbol symbol) const {
+    return reinterpret_cast<Fn>(symbols_[index(symbol)]);
+  }
+  // Status for a failed call of `what`; `code` is never kNvmlSuccess.
+  Status callError(const std::string& what, nvmlReturn_t code) const;
+  Status missing(NvmlSymbol symbol) const;
+  void release();
+
+  std::string path_;
+  void* handle_ = nullptr;  // from dlopen; nullptr once moved from
+  Symbols symbols_{};
+};
+
+}  // namespace ty

@@ -1,0 +1,161 @@
+// Loads tests/fake_nvml (FAKE_NVML_LIB) through the real dlopen path.
+
+#include "gpu/nvml.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "gpu/gpu_provider.h"
+
+#ifndef FAKE_NVML_LIB
+#error "FAKE_NVML_LIB must name the fake NVML library (tests/CMakeLists.txt)"
+#endif
+
+namespace ty {
+namespace {
+
+constexpr std::int64_t kGib = std::int64_t{1} << 30;
+
+class NvmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    unsetenv("FAKE_NVML_GPUS");
+    unsetenv("FAKE_NVML_INIT_ERROR");
+    unsetenv("FAKE_NVML_DRIVER_VERSION");
+  }
+};
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST_F(NvmlTest, DiscoversScriptedGpus) {
+  setenv("FAKE_NVML_GPUS", "2xH100-80GB,1xL40S-48GB", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_EQ(d.note, "");
+  ASSERT_EQ(d.gpus.size(), 3u);
+  EXPECT_EQ(d.gpus[0].index, 0);
+  EXPECT_EQ(d.gpus[0].model, "NVIDIA H100-80GB");
+  EXPECT_EQ(d.gpus[0].uuid, "GPU-00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(d.gpus[0].memory_bytes, 80 * kGib);
+  EXPECT_TRUE(d.gpus[0].healthy);
+  EXPECT_EQ(d.gpus[2].index, 2);
+  EXPECT_EQ(d.gpus[2].model, "NVIDIA L40S-48GB");
+  EXPECT_EQ(d.gpus[2].uuid, "GPU-00000000-0000-4000-8000-000000000002");
+  EXPECT_EQ(d.gpus[2].memory_bytes, 48 * kGib);
+}
+
+TEST_F(NvmlTest, ReadsTheEnvironmentAtEachInit) {
+  setenv("FAKE_NVML_GPUS", "4xA100-40GB", 1);
+  EXPECT_EQ(discoverNvmlGpus(FAKE_NVML_LIB).gpus.size(), 4u);
+  setenv("FAKE_NVML_GPUS", "1xA100-40GB", 1);
+  EXPECT_EQ(discoverNvmlGpus(FAKE_NVML_LIB).gpus.size(), 1u);
+}
+
+TEST_F(NvmlTest, NoGpusGivesANote) {
+  setenv("FAKE_NVML_DRIVER_VERSION", "535.1", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_TRUE(d.gpus.empty());
+  EXPECT_TRUE(contains(d.note, "no GPUs")) << d.note;
+  EXPECT_TRUE(contains(d.note, "535.1")) << d.note;
+}
+
+TEST_F(NvmlTest, MissingLibraryGivesZeroGpusAndNamesIt) {
+  GpuDiscovery d = discoverNvmlGpus("libnvidia-ml-does-not-exist.so.1");
+  EXPECT_TRUE(d.gpus.empty());
+  EXPECT_TRUE(contains(d.note, "libnvidia-ml-does-not-exist.so.1")) << d.note;
+  EXPECT_TRUE(contains(d.note, "cannot open shared object file")) << d.note;
+
+  Result<NvmlLibrary> lib = NvmlLibrary::load("libnvidia-ml-does-not-exist.so.1");
+  ASSERT_FALSE(lib.isOk());
+  EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(NvmlTest, InitErrorGivesNvmlErrorString) {
+  setenv("FAKE_NVML_GPUS", "2xH100-80GB", 1);
+  setenv("FAKE_NVML_INIT_ERROR", "9", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_TRUE(d.gpus.empty());
+  EXPECT_TRUE(contains(d.note, "nvmlInit_v2")) << d.note;
+  EXPECT_TRUE(contains(d.note, "Driver Not Loaded")) << d.note;
+
+  Result<NvmlLibrary> lib = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_FALSE(lib.isOk());
+  EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(contains(lib.status().message(), "(NVML error 9)")) << lib.status().message();
+
+  // A failed init leaves nothing behind: the next load starts afresh.
+  unsetenv("FAKE_NVML_INIT_ERROR");
+  EXPECT_EQ(discoverNvmlGpus(FAKE_NVML_LIB).gpus.size(), 2u);
+}
+
+TEST_F(NvmlTest, MalformedScriptIsAnInitError) {
+  setenv("FAKE_NVML_GPUS", "0xH100", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_TRUE(d.gpus.empty());
+  EXPECT_TRUE(contains(d.note, "Unknown Error")) << d.note;
+}
+
+TEST_F(NvmlTest, MissingRequiredSymbolIsNamed) {
+  Result<NvmlLibrary> lib = NvmlLibrary::load("libm.so.6");
+  ASSERT_FALSE(lib.isOk());
+  EXPECT_EQ(lib.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(lib.status().message(), "libm.so.6")) << lib.status().message();
+  EXPECT_TRUE(contains(lib.status().message(), "nvmlInit_v2")) << lib.status().message();
+}
+
+TEST_F(NvmlTest, LibraryWrappers) {
+  setenv("FAKE_NVML_GPUS", "1xB200-180GB", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  for (const NvmlSymbolSpec& spec : kNvmlSymbols) EXPECT_TRUE(lib->has(spec.id)) << spec.name;
+  EXPECT_EQ(lib->path(), FAKE_NVML_LIB);
+  EXPECT_EQ(lib->errorString(15), "GPU is lost");
+
+  Result<std::string> driver = lib->driverVersion();
+  ASSERT_TRUE(driver.isOk());
+  EXPECT_EQ(*driver, "550.54.15");
+  Result<unsigned> count = lib->deviceCount();
+  ASSERT_TRUE(count.isOk());
+  EXPECT_EQ(*count, 1u);
+
+  Result<nvmlDevice_t> bad = lib->deviceHandle(5);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(bad.status().message(), "nvmlDeviceGetHandleByIndex_v2(5)"))
+      << bad.status().message();
+
+  Result<nvmlDevice_t> dev = lib->deviceHandle(0);
+  ASSERT_TRUE(dev.isOk());
+  Result<nvmlMemory_t> mem = lib->deviceMemory(*dev);
+  ASSERT_TRUE(mem.isOk());
+  EXPECT_EQ(mem->total, 180ull << 30);
+
+  // Moving keeps one initialisation; the moved-from object owns nothing.
+  NvmlLibrary moved = std::move(*lib);
+  Result<std::string> name = moved.deviceName(*dev);
+  ASSERT_TRUE(name.isOk());
+  EXPECT_EQ(*name, "NVIDIA B200-180GB");
+  Result<std::string> uuid = moved.deviceUuid(*dev);
+  ASSERT_TRUE(uuid.isOk());
+  EXPECT_EQ(*uuid, "GPU-00000000-0000-4000-8000-000000000000");
+}
+
+TEST_F(NvmlTest, TwoLibrariesShareTheProcessWideInit) {
+  setenv("FAKE_NVML_GPUS", "2xA10-24GB", 1);
+  Result<NvmlLibrary> a = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_TRUE(a.isOk());
+  {
+    Result<NvmlLibrary> b = NvmlLibrary::load(FAKE_NVML_LIB);
+    ASSERT_TRUE(b.isOk());
+  }
+  // b's nvmlShutdown must not end a's initialisation.
+  Result<unsigned> count = a->deviceCount();
+  ASSERT_TRUE(count.isOk()) << count.status().toString();
+  EXPECT_EQ(*count, 2u);
+}
+
+}  // namespace
+}  // namespace ty

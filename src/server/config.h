@@ -1,0 +1,36 @@
+// ServerConfig: everything `trainyard server` can be told, from flags and an
+// optional YAML file (flags win). A plain value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace ty {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir = "./var";
+  std::string fake_gpus;                    // "4xA100-80GB"; empty: discover with NVML
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string node_name = "local";
+  std::size_t max_body_bytes = 1 << 20;
+  int worker_threads = 64;
+  std::int64_t log_max_bytes = 64LL << 20;
+  int log_max_files = 3;
+  std::string podman = "podman";
+  std::string container_runtime = "runc";
+  std::string container_network = "host";
+  bool cgroups = true;
+};
+
+// Reads a YAML config file into `config`. Unknown keys are errors that name
+// the key; so are values of the wrong type.
+Status loadConfigFile(const std::string& path, ServerConfig& config);
+
+// Splits "HOST:PORT" ("127.0.0.1:8080", "[::1]:0"). InvalidArgument naming
+// --listen otherwise.
+Status parseListen(const std::string& listen, std::string& host, int& port);
+
+}  // namespace ty

@@ -1,0 +1,667 @@
+#include "server/job_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+
+#include "common/units.h"
+
+namespace ty {
+
+struct JobService::CancelRequest {
+  JobId id;
+  std::string user;
+  std::promise<Result<Job>> reply;
+};
+
+// A job with a current attempt (placed, running or stopping).
+struct JobService::Live {
+  Attempt attempt;
+  std::vector<std::optional<ReplicaExit>> exits;
+  Timestamp deadline = 0;   // max_runtime kill time; 0: none
+  Timestamp stop_sent = 0;  // SIGTERM sent; 0: not stopping
+  Timestamp kill_at = 0;    // SIGKILL due
+  bool kill_sent = false;
+  bool timed_out = false;
+};
+
+// Collects one pass's writes (deduplicated by job and attempt) and the
+// actions to take once they are committed.
+class JobService::Pass {
+ public:
+  void put(const Job& job) { jobs_[job.id] = job; }
+  void put(const Attempt& a) { attempts_[a.key] = a; }
+  void event(JobId job, Timestamp t, std::string reason, std::string message,
+             EventLevel level = EventLevel::kNormal) {
+    events_.push_back({0, job, t, level, std::move(reason), std::move(message)});
+  }
+  WriteBatch batch() const {
+    WriteBatch b;
+    for (const auto& [id, j] : jobs_) b.jobs.push_back(j);
+    for (const auto& [k, a] : attempts_) b.attempts.push_back(a);
+    b.events = events_;
+    return b;
+  }
+  void clearWrites() {
+    jobs_.clear();
+    attempts_.clear();
+    events_.clear();
+  }
+  std::vector<JobId> launches;
+  std::vector<std::pair<AttemptKey, int>> signals;
+  std::vector<AttemptKey> releases;
+  std::vector<std::pair<std::shared_ptr<CancelRequest>, Result<Job>>> replies;
+  bool schedule = false;
+
+ private:
+  std::map<JobId, Job> jobs_;
+  std::map<AttemptKey, Attempt> attempts_;
+  std::vector<Event> events_;
+};
+
+namespace {
+
+std::string gpuList(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
+  return out;
+}
+
+std::string describePlacement(const std::vector<ReplicaPlacement>& replicas) {
+  if (replicas.size() == 1) {
+    const auto& r = replicas[0];
+    return "Placed on " + r.node +
+           (r.gpus.empty() ? " (no GPUs)" : ", GPU" + std::string(r.gpus.size() > 1 ? "s " : " ") +
+                                                gpuList(r.gpus));
+  }
+  std::string out = "Placed " + std::to_string(replicas.size()) + " replicas:";
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    out += (i ? "; " : " ") + std::to_string(i) + " on " + replicas[i].node;
+    if (!replicas[i].gpus.empty()) out += " GPUs " + gpuList(replicas[i].gpus);
+  }
+  return out;
+}
+
+std::string describeRequest(const JobSpec& s) {
+  std::string out = std::to_string(s.resources.gpus.wholeUnits()) + " GPU" +
+                    (s.resources.gpus == Quantity::whole(1) ? "" : "s");
+  if (!s.resources.cpus.isZero()) out += ", " + s.resources.cpus.toString() + " CPUs";
+  if (s.resources.memory_bytes) out += ", " + formatMemory(s.resources.memory_bytes) + " memory";
+  if (s.replicas > 1) out += " per replica, " + std::to_string(s.replicas) + " replicas";
+  return out;
+}
+
+std::string defaultName(const JobSpec& s) {
+  if (!s.command.empty()) {
+    std::string base = s.command[0].substr(s.command[0].find_last_of('/') + 1);
+    std::string out;
+    for (char c : base) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                c == '_' || c == '.') ? c : '-';
+    if (!out.empty() && out.size() <= 128) return out;
+  }
+  return "job";
+}
+
+}  // namespace
+
+JobService::JobService(Store& store, Executor& executor, const Clock& clock,
+                       JobServiceOptions options)
+    : store_(store),
+      executor_(executor),
+      clock_(clock),
+      options_(std::move(options)),
+      batcher_(store),
+      rng_(options_.seed) {}
+
+JobService::~JobService() { stop(); }
+
+Status JobService::start() {
+  executor_.setObserver([this](const ReplicaExit& e) {
+    std::lock_guard lock(inbox_mu_);
+    exits_.push_back(e);
+    inbox_cv_.notify_one();
+  });
+  Pass pass;
+  TY_RETURN_IF_ERROR(recover(pass));
+  if (!commitAndAct(pass)) return Status::internal("could not commit recovered state");
+  publish();
+  running_ = true;
+  thread_ = std::thread([this] { loop(); });
+  return Status::ok();
+}
+
+void JobService::stop() {
+  {
+    std::lock_guard lock(inbox_mu_);
+    stop_ = true;
+    inbox_cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  running_ = false;
+}
+
+bool JobService::ready() const { return running_ && store_.healthy(); }
+
+Result<Job> JobService::submit(JobSpec spec, const std::string& user) {
+  if (spec.name.empty()) spec.name = defaultName(spec);
+  TY_RETURN_IF_ERROR(validateSpec(spec));
+  TY_RETURN_IF_ERROR(checkFeasible(spec, options_.nodes));
+  Job job;
+  job.spec = std::move(spec);
+  job.user = user;
+  job.state = JobState::kPending;
+  job.created_at = job.updated_at = clock_.now();
+  std::vector<Event> events = {{0, JobId(), job.created_at, EventLevel::kNormal, "Submitted",
+                                "Submitted by " + user + ": " + describeRequest(job.spec)}};
+  TY_RETURN_IF_ERROR(batcher_.submit(job, std::move(events)));
+  {
+    std::lock_guard lock(inbox_mu_);
+    new_jobs_.push_back(job);
+    inbox_cv_.notify_one();
+  }
+  return job;
+}
+
+Result<Job> JobService::cancel(JobId id, const std::string& user) {
+  auto req = std::make_shared<CancelRequest>();
+  req->id = id;
+  req->user = user;
+  auto reply = req->reply.get_future();
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (stop_) return Status::unavailable("the server is shutting down; try again");
+    cancels_.push_back(req);
+    inbox_cv_.notify_one();
+  }
+  if (reply.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    return Status::unavailable("the control loop did not answer in 30s; try again");
+  }
+  return reply.get();
+}
+
+std::vector<NodeView> JobService::nodes() const {
+  std::lock_guard lock(view_mu_);
+  return node_view_;
+}
+
+std::optional<WaitInfo> JobService::waitInfo(JobId id) const {
+  std::lock_guard lock(view_mu_);
+  auto it = waiting_.find(id);
+  if (it == waiting_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status JobService::recover(Pass& pass) {
+  active_.clear();
+  live_.clear();
+  TY_ASSIGN_OR_RETURN(auto jobs, store_.activeJobs());
+  Timestamp now = clock_.now();
+  for (auto& job : jobs) {
+    JobId id = job.id;
+    if (job.state == JobState::kScheduled || job.state == JobState::kRunning) {
+      TY_ASSIGN_OR_RETURN(auto attempts, store_.attempts(id));
+      if (attempts.empty()) {
+        return Status::internal("job " + std::to_string(id.value()) + " is " +
+                                jobStateName(job.state) + " without an attempt");
+      }
+      auto live = std::make_unique<Live>();
+      live->attempt = attempts.back();
+      live->exits.resize(live->attempt.replicas.size());
+      if (job.spec.max_runtime > 0 && live->attempt.started_at > 0) {
+        live->deadline = live->attempt.started_at + job.spec.max_runtime;
+      }
+      if (job.cancel_requested_at > 0) {
+        live->stop_sent = job.cancel_requested_at;
+        live->kill_at = job.cancel_requested_at + job.spec.grace_period;
+      }
+      live_[id] = std::move(live);
+      pass.launches.push_back(id);
+    } else if (job.state == JobState::kPending && job.cancel_requested_at > 0) {
+      job.state = JobState::kCancelled;
+      job.finished_at = job.updated_at = now;
+      pass.put(job);
+      pass.event(id, now, "Cancelled", "Cancelled before it started");
+      continue;
+    }
+    active_[id] = std::move(job);
+  }
+  pass.schedule = true;
+  return Status::ok();
+}
+
+void JobService::loop() {
+  while (true) {
+    std::vector<Job> new_jobs;
+    std::vector<std::shared_ptr<CancelRequest>> cancels;
+    std::vector<ReplicaExit> exits;
+    {
+      std::unique_lock lock(inbox_mu_);
+      Timestamp now = clock_.now();
+      Timestamp next = nextDeadline(now);
+      auto has_work = [&] {
+        return stop_ || !new_jobs_.empty() || !cancels_.empty() || !exits_.empty();
+      };
+      if (!has_work()) {
+        if (next > 0) {
+          inbox_cv_.wait_for(lock, std::chrono::milliseconds(std::max<Timestamp>(1, next - now)),
+                             has_work);
+        } else {
+          inbox_cv_.wait(lock, has_work);
+        }
+      }
+      if (stop_) break;
+      new_jobs.swap(new_jobs_);
+      cancels.swap(cancels_);
+      exits.swap(exits_);
+    }
+    Timestamp now = clock_.now();
+    Pass pass;
+    for (auto& job : new_jobs) {
+      JobId id = job.id;
+      active_.emplace(id, std::move(job));
+      pass.schedule = true;
+    }
+    for (const auto& c : cancels) handleCancel(c, pass, now);
+    for (const auto& e : exits) handleExit(e, pass, now);
+    handleTimers(pass, now);
+    if (pass.schedule) schedulePass(pass, now);
+    if (!commitAndAct(pass)) continue;
+    publish();
+  }
+  // Pending cancels get an answer rather than a timeout.
+  std::lock_guard lock(inbox_mu_);
+  for (auto& c : cancels_) c->reply.set_value(Status::unavailable("the server is shutting down"));
+  cancels_.clear();
+}
+
+Timestamp JobService::nextDeadline(Timestamp now) const {
+  Timestamp next = 0;
+  auto consider = [&](Timestamp t) {
+    if (t > 0 && (next == 0 || t < next)) next = t;
+  };
+  for (const auto& [id, live] : live_) {
+    if (live->stop_sent == 0) consider(live->deadline);
+    if (live->stop_sent > 0 && !live->kill_sent) consider(live->kill_at);
+  }
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending && job.not_before > now) consider(job.not_before);
+  }
+  return next;
+}
+
+void JobService::handleCancel(const std::shared_ptr<CancelRequest>& req_ptr, Pass& pass,
+                              Timestamp now) {
+  CancelRequest& req = *req_ptr;
+  // Answered after the pass commits, so the caller sees durable state.
+  auto reply = [&](Result<Job> r) { pass.replies.push_back({req_ptr, std::move(r)}); };
+  auto it = active_.find(req.id);
+  if (it == active_.end()) {
+    auto stored = store_.getJob(req.id);
+    if (!stored.isOk()) return reply(stored.status());
+    return reply(Status::failedPrecondition("job " + std::to_string(req.id.value()) +
+                                            " already " + jobStateName(stored->state) +
+                                            "; there is nothing to cancel"));
+  }
+  Job& job = it->second;
+  if (job.cancel_requested_at > 0) return reply(job);  // idempotent
+  job.cancel_requested_at = now;
+  job.updated_at = now;
+  auto lit = live_.find(job.id);
+  if (lit == live_.end()) {
+    job.state = JobState::kCancelled;
+    job.finished_at = now;
+    job.reason = "Cancelled by " + req.user;
+    pass.put(job);
+    pass.event(job.id, now, "Cancelled", "Cancelled by " + req.user + " before it started");
+    Job done = job;
+    active_.erase(it);
+    {
+      std::lock_guard lock(view_mu_);
+      waiting_.erase(done.id);
+    }
+    return reply(done);
+  }
+  job.reason = "Cancel requested by " + req.user;
+  pass.put(job);
+  beginStop(job, *lit->second, pass, now,
+            "Cancel requested by " + req.user + ": sending SIGTERM, SIGKILL after " +
+                formatDuration(job.spec.grace_period) + " if still running");
+  reply(job);
+}
+
+void JobService::beginStop(Job& job, Live& live, Pass& pass, Timestamp now,
+                           const std::string& why) {
+  if (live.stop_sent > 0) return;
+  live.stop_sent = now;
+  live.kill_at = now + job.spec.grace_period;
+  pass.event(job.id, now, "Stopping", why);
+  pass.signals.push_back({live.attempt.key, SIGTERM});
+}
+
+void JobService::handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now) {
+  auto lit = live_.find(exit.key.job);
+  auto jit = active_.find(exit.key.job);
+  if (lit == live_.end() || jit == active_.end()) return;
+  Live& live = *lit->second;
+  if (live.attempt.key != exit.key || exit.replica < 0 ||
+      exit.replica >= static_cast<int>(live.exits.size()) || live.exits[exit.replica]) {
+    return;
+  }
+  Job& job = jit->second;
+  live.exits[exit.replica] = exit;
+  bool failed = exit.lost || exit.exit_code != 0;
+  if (job.spec.replicas > 1) {
+    pass.event(job.id, now, "ReplicaExited",
+               "Replica " + std::to_string(exit.replica) + " " + exit.message,
+               failed ? EventLevel::kWarning : EventLevel::kNormal);
+  }
+  bool all_done = std::all_of(live.exits.begin(), live.exits.end(),
+                              [](const auto& e) { return e.has_value(); });
+  if (all_done) {
+    finishAttempt(job, live, pass, now);
+    return;
+  }
+  if (failed) {
+    beginStop(job, live, pass, now,
+              "Replica " + std::to_string(exit.replica) + " " + exit.message +
+                  ": stopping the other replicas");
+  }
+}
+
+void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) {
+  Attempt& a = live.attempt;
+  // The first replica that failed decides how the attempt ended.
+  const ReplicaExit* first_failure = nullptr;
+  for (const auto& e : live.exits) {
+    if (e && (e->lost || e->exit_code != 0)) {
+      first_failure = &*e;
+      break;
+    }
+  }
+  a.state = AttemptState::kEnded;
+  a.finished_at = now;
+  a.exit_code = first_failure ? first_failure->exit_code : 0;
+  job.exit_code = a.exit_code;
+  job.finished_at = now;
+  job.updated_at = now;
+  std::string what;
+  if (first_failure) {
+    what = first_failure->message;
+    if (job.spec.replicas > 1) what = "Replica " + std::to_string(first_failure->replica) + " " + what;
+    if (!what.empty()) what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
+  } else {
+    what = "Exited with code 0";
+  }
+  a.reason = what;
+  pass.put(a);
+
+  if (job.cancel_requested_at > 0) {
+    job.state = JobState::kCancelled;
+    job.reason = "Cancelled";
+    pass.event(job.id, now, "Cancelled", "Cancelled: " + what);
+  } else if (live.timed_out) {
+    job.state = JobState::kFailed;
+    job.reason = "Killed: exceeded max_runtime " + formatDuration(job.spec.max_runtime);
+    pass.event(job.id, now, "Failed", job.reason + " (" + what + ")", EventLevel::kWarning);
+  } else if (!first_failure) {
+    job.state = JobState::kSucceeded;
+    job.reason = what;
+    pass.event(job.id, now, "Succeeded", what);
+  } else {
+    int retries_used = job.attempts - 1;
+    if (retries_used < job.spec.retries.limit) {
+      int k = retries_used + 1;
+      DurationMs delay = job.spec.retries.backoff;
+      for (int i = 1; i < k && delay < 3'600'000; ++i) delay *= 2;
+      delay = std::min<DurationMs>(delay, 3'600'000);
+      job.state = JobState::kPending;
+      job.not_before = now + delay;
+      job.finished_at = 0;
+      job.reason = what + ", retry " + std::to_string(k) + " of " +
+                   std::to_string(job.spec.retries.limit) + " in " + formatDuration(delay);
+      pass.event(job.id, now, "Retrying", job.reason, EventLevel::kWarning);
+    } else {
+      job.state = JobState::kFailed;
+      job.reason = what;
+      if (job.spec.retries.limit > 0) job.reason += " (no retries left)";
+      pass.event(job.id, now, "Failed", job.reason, EventLevel::kWarning);
+    }
+  }
+  pass.put(job);
+  pass.releases.push_back(a.key);
+  pass.schedule = true;
+  JobId id = job.id;
+  live_.erase(id);
+  if (isTerminal(job.state)) active_.erase(id);
+}
+
+void JobService::handleTimers(Pass& pass, Timestamp now) {
+  for (auto& [id, live] : live_) {
+    Job& job = active_.at(id);
+    if (live->stop_sent == 0 && live->deadline > 0 && now >= live->deadline) {
+      live->timed_out = true;
+      beginStop(job, *live, pass, now,
+                "Killed: exceeded max_runtime " + formatDuration(job.spec.max_runtime) +
+                    ": sending SIGTERM, SIGKILL after " + formatDuration(job.spec.grace_period));
+    }
+    if (live->stop_sent > 0 && !live->kill_sent && now >= live->kill_at) {
+      live->kill_sent = true;
+      pass.event(id, now, "Killing",
+                 "Grace period of " + formatDuration(job.spec.grace_period) +
+                     " is over: sending SIGKILL",
+                 EventLevel::kWarning);
+      pass.signals.push_back({live->attempt.key, SIGKILL});
+    }
+  }
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending && job.not_before > 0 && job.not_before <= now) {
+      pass.schedule = true;
+    }
+  }
+}
+
+void JobService::schedulePass(Pass& pass, Timestamp now) {
+  ClusterSnapshot cluster;
+  std::map<std::string, size_t> node_index;
+  for (const auto& n : options_.nodes) {
+    node_index[n.name] = cluster.nodes.size();
+    cluster.nodes.push_back({n, {}, Quantity(), 0});
+  }
+  for (const auto& [id, live] : live_) {
+    const Job& job = active_.at(id);
+    for (const auto& r : live->attempt.replicas) {
+      auto it = node_index.find(r.node);
+      if (it == node_index.end()) continue;
+      NodeState& ns = cluster.nodes[it->second];
+      ns.used_gpus.insert(ns.used_gpus.end(), r.gpus.begin(), r.gpus.end());
+      ns.used_cpus += job.spec.resources.cpus;
+      ns.used_memory += job.spec.resources.memory_bytes;
+    }
+  }
+  QueueSnapshot queues;
+  for (const auto& [id, job] : active_) {
+    if (job.state != JobState::kPending || job.not_before > now || job.cancel_requested_at > 0) {
+      continue;
+    }
+    queues.pending.push_back(
+        {id, job.spec.priority, job.created_at, job.spec.resources, job.spec.replicas});
+  }
+  if (queues.pending.empty()) {
+    std::lock_guard lock(view_mu_);
+    waiting_.clear();
+    return;
+  }
+  Decision d = schedule(cluster, queues, options_.policy, now, rng_);
+  for (auto& p : d.placements) {
+    Job& job = active_.at(p.job);
+    auto live = std::make_unique<Live>();
+    job.attempts += 1;
+    job.state = JobState::kScheduled;
+    job.not_before = 0;
+    job.updated_at = now;
+    job.exit_code.reset();
+    job.reason = describePlacement(p.replicas);
+    live->attempt.key = {job.id, job.attempts};
+    live->attempt.state = AttemptState::kLaunching;
+    live->attempt.replicas = p.replicas;
+    live->attempt.created_at = now;
+    live->attempt.master_port = options_.pick_port ? options_.pick_port() : 29500;
+    live->attempt.pids.assign(p.replicas.size(), 0);
+    live->exits.resize(p.replicas.size());
+    pass.put(job);
+    pass.put(live->attempt);
+    pass.event(job.id, now, "Placed",
+               job.reason + " (attempt " + std::to_string(job.attempts) + ")");
+    live_[job.id] = std::move(live);
+    pass.launches.push_back(job.id);
+  }
+  std::map<JobId, WaitInfo> waiting;
+  for (auto& w : d.waiting) {
+    Job& job = active_.at(w.job);
+    waiting[w.job] = {w.position, w.message};
+    if (job.reason != w.message) {
+      job.reason = w.message;
+      job.updated_at = now;
+      pass.put(job);
+      pass.event(job.id, now, "Waiting", w.message);
+    }
+  }
+  std::lock_guard lock(view_mu_);
+  waiting_ = std::move(waiting);
+}
+
+void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
+  LaunchRequest req;
+  req.key = live.attempt.key;
+  req.spec = job.spec;
+  req.replicas = live.attempt.replicas;
+  req.master_port = live.attempt.master_port;
+  for (const auto& r : req.replicas) {
+    std::vector<GpuInfo> gpus;
+    for (const auto& n : options_.nodes) {
+      if (n.name != r.node) continue;
+      for (int idx : r.gpus) {
+        for (const auto& g : n.gpus) {
+          if (g.index == idx) gpus.push_back(g);
+        }
+      }
+    }
+    req.replica_gpus.push_back(std::move(gpus));
+  }
+  auto result = executor_.launch(req);
+  if (!result.isOk()) {
+    for (size_t r = 0; r < live.exits.size(); ++r) {
+      if (!live.exits[r]) {
+        live.exits[r] = ReplicaExit{req.key, static_cast<int>(r), 127, 0, true,
+                                    "could not start: " + result.status().message()};
+      }
+    }
+    finishAttempt(job, live, pass, now);
+    return;
+  }
+  for (const auto& w : result->warnings) {
+    pass.event(job.id, now, "Warning", w, EventLevel::kWarning);
+  }
+  std::string started;
+  std::string adopted;
+  for (const auto& s : result->started) {
+    if (s.replica < 0 || s.replica >= static_cast<int>(live.attempt.pids.size())) continue;
+    live.attempt.pids[s.replica] = s.pid;
+    std::string& list = s.adopted ? adopted : started;
+    list += (list.empty() ? "" : ", ") + std::to_string(s.pid);
+  }
+  bool was_running = live.attempt.state == AttemptState::kRunning;
+  live.attempt.state = AttemptState::kRunning;
+  if (live.attempt.started_at == 0) live.attempt.started_at = now;
+  if (job.spec.max_runtime > 0) live.deadline = live.attempt.started_at + job.spec.max_runtime;
+  job.state = JobState::kRunning;
+  if (!was_running) job.started_at = live.attempt.started_at;
+  job.updated_at = now;
+  pass.put(live.attempt);
+  pass.put(job);
+  if (live.stop_sent > 0) {
+    // Recovered while stopping: the adopted processes get the signal again.
+    (void)executor_.signal(live.attempt.key, live.kill_sent ? SIGKILL : SIGTERM);
+  }
+  bool many = result->started.size() > 1;
+  if (!started.empty()) pass.event(job.id, now, "Started", std::string("Started pid") + (many ? "s " : " ") + started);
+  if (!adopted.empty()) {
+    pass.event(job.id, now, "Adopted",
+               std::string("Adopted running pid") + (many ? "s " : " ") + adopted +
+                   " after a server restart");
+  }
+}
+
+bool JobService::commitAndAct(Pass& pass) {
+  // Each round commits what is pending, then acts on it: launches come
+  // only after their placements are durable, and their results are
+  // committed in the next round before anyone is told.
+  for (int round = 0; round < 8; ++round) {
+    WriteBatch batch = pass.batch();
+    if (!batch.empty()) {
+      Status st = store_.apply(batch);
+      if (!st.isOk()) {
+        spdlog::error("store write failed, reloading state from the store: {}", st.toString());
+        for (auto& [req, r] : pass.replies) {
+          req->reply.set_value(Status::unavailable("could not record the change: " + st.message()));
+        }
+        Pass again;
+        if (!recover(again).isOk()) return false;
+        pass = std::move(again);
+        continue;
+      }
+    }
+    pass.clearWrites();
+    for (auto& [req, r] : pass.replies) req->reply.set_value(std::move(r));
+    pass.replies.clear();
+    for (const auto& [key, sig] : pass.signals) {
+      Status st = executor_.signal(key, sig);
+      if (!st.isOk()) spdlog::warn("signal {} to {}: {}", sig, key.toString(), st.toString());
+    }
+    pass.signals.clear();
+    for (const auto& key : pass.releases) executor_.release(key);
+    pass.releases.clear();
+    if (pass.launches.empty()) return true;
+    Timestamp now = clock_.now();
+    std::vector<JobId> launches;
+    launches.swap(pass.launches);
+    for (JobId id : launches) {
+      auto lit = live_.find(id);
+      auto jit = active_.find(id);
+      if (lit == live_.end() || jit == active_.end()) continue;
+      launch(jit->second, *lit->second, pass, now);
+    }
+  }
+  spdlog::error("reconcile pass did not settle");
+  return false;
+}
+
+void JobService::publish() {
+  std::vector<NodeView> view;
+  std::map<std::pair<std::string, int>, JobId> holders;
+  std::map<std::string, std::pair<Quantity, std::int64_t>> used;
+  for (const auto& [id, live] : live_) {
+    const Job& job = active_.at(id);
+    for (const auto& r : live->attempt.replicas) {
+      for (int g : r.gpus) holders[{r.node, g}] = id;
+      used[r.node].first += job.spec.resources.cpus;
+      used[r.node].second += job.spec.resources.memory_bytes;
+    }
+  }
+  for (const auto& n : options_.nodes) {
+    NodeView v;
+    v.info = n;
+    for (const auto& g : n.gpus) {
+      auto it = holders.find({n.name, g.index});
+      v.gpus.push_back({g, it == holders.end() ? JobId() : it->second});
+    }
+    v.used_cpus = used[n.name].first;
+    v.used_memory = used[n.name].second;
+    view.push_back(std::move(v));
+  }
+  std::lock_guard lock(view_mu_);
+  node_view_ = std::move(view);
+}
+
+}  // namespace ty

@@ -1,0 +1,104 @@
+// JobService: the control plane's reconcile loop.
+//
+// One thread owns every job's state after submission. Each pass it takes
+// what arrived (new jobs, cancels, replica exits, timers), asks the pure
+// core schedule() what to place, commits all resulting transitions to the
+// store in one batch, and only then acts on them through the Executor
+// (launch, signal, release). A crash at any point is repaired at start by
+// recover(): pending jobs stay queued, attempts that were placed or running
+// are launched again, which the executor turns into adoption of what still
+// runs or a report of how it ended.
+//
+// Thread-safe: the ControlPlane methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "api/control_plane.h"
+#include "common/clock.h"
+#include "core/schedule.h"
+#include "exec/executor.h"
+#include "server/submit_batcher.h"
+#include "store/store.h"
+
+namespace ty {
+
+struct JobServiceOptions {
+  std::vector<NodeInfo> nodes;
+  PolicyConfig policy;
+  std::function<int()> pick_port;  // a free TCP port for MASTER_PORT
+  std::uint64_t seed = 1;
+};
+
+class JobService final : public ControlPlane {
+ public:
+  // `store`, `executor` and `clock` must outlive the service.
+  JobService(Store& store, Executor& executor, const Clock& clock, JobServiceOptions options);
+  ~JobService() override;
+
+  // Recovers state from the store and starts the loop thread.
+  Status start();
+  // Stops the loop (running jobs keep running; a restart adopts them).
+  void stop();
+
+  Result<Job> submit(JobSpec spec, const std::string& user) override;
+  Result<Job> cancel(JobId id, const std::string& user) override;
+  std::vector<NodeView> nodes() const override;
+  std::optional<WaitInfo> waitInfo(JobId id) const override;
+  bool ready() const override;
+
+ private:
+  struct CancelRequest;
+  struct Live;  // a job with a current attempt
+  class Pass;   // the writes and actions of one loop pass
+
+  void loop();
+  Status recover(Pass& pass);
+  void handleCancel(const std::shared_ptr<CancelRequest>& req, Pass& pass, Timestamp now);
+  void handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now);
+  void handleTimers(Pass& pass, Timestamp now);
+  void finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now);
+  void beginStop(Job& job, Live& live, Pass& pass, Timestamp now, const std::string& why);
+  void schedulePass(Pass& pass, Timestamp now);
+  void launch(Job& job, Live& live, Pass& pass, Timestamp now);
+  bool commitAndAct(Pass& pass);
+  Timestamp nextDeadline(Timestamp now) const;
+  void publish();
+
+  Store& store_;
+  Executor& executor_;
+  const Clock& clock_;
+  JobServiceOptions options_;
+  SubmitBatcher batcher_;
+  Rng rng_;
+
+  // Inbox, guarded by inbox_mu_.
+  mutable std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
+  std::vector<Job> new_jobs_;
+  std::vector<std::shared_ptr<CancelRequest>> cancels_;
+  std::vector<ReplicaExit> exits_;
+  bool stop_ = false;
+
+  // Owned by the loop thread.
+  std::map<JobId, Job> active_;
+  std::map<JobId, std::unique_ptr<Live>> live_;
+
+  // Published for readers, guarded by view_mu_.
+  mutable std::mutex view_mu_;
+  std::vector<NodeView> node_view_;
+  std::map<JobId, WaitInfo> waiting_;
+
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+};
+
+}  // namespace ty

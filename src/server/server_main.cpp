@@ -1,0 +1,185 @@
+#include "server/server_main.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "api/api_server.h"
+#include "exec/local/local_executor.h"
+#include "gpu/gpu_provider.h"
+#include "gpu/host.h"
+#include "server/config.h"
+#include "server/job_service.h"
+
+namespace ty {
+namespace {
+
+// Writes `text` to `path` atomically (tmp + rename).
+Status writeFileAtomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!(out << text)) return Status::internal("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Status::internal("cannot rename " + tmp + ": " + ec.message());
+  return Status::ok();
+}
+
+int runServer(const ServerConfig& config) {
+  std::string host;
+  int port = 0;
+  if (Status st = parseListen(config.listen, host, port); !st.isOk()) {
+    spdlog::error("--listen: {}", st.message());
+    return 2;
+  }
+
+  // Signals are taken by one thread with sigwait; every other thread,
+  // including the ones started below, has them blocked.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) {
+    spdlog::error("cannot create data dir {}: {}", config.data_dir, ec.message());
+    return 1;
+  }
+  std::string data_dir = std::filesystem::absolute(config.data_dir).lexically_normal().string();
+  auto store = openSqliteStore(data_dir + "/trainyard.db");
+  if (!store.isOk()) {
+    spdlog::error("open store: {}", store.status().toString());
+    return 1;
+  }
+
+  std::vector<GpuInfo> gpus;
+  if (!config.fake_gpus.empty()) {
+    auto fake = parseFakeGpus(config.fake_gpus, config.node_name);
+    if (!fake.isOk()) {
+      spdlog::error("--fake-gpus: {}", fake.status().message());
+      return 2;
+    }
+    gpus = *fake;
+    spdlog::info("using {} fake GPUs ({})", gpus.size(), config.fake_gpus);
+  } else {
+    GpuDiscovery found = discoverNvmlGpus(config.nvml_library);
+    gpus = found.gpus;
+    if (gpus.empty()) {
+      spdlog::warn("no GPUs: {}; jobs that ask for GPUs will be refused (use --fake-gpus to "
+                   "simulate some)",
+                   found.note);
+    } else {
+      spdlog::info("found {} GPUs through NVML", gpus.size());
+    }
+  }
+  NodeInfo node = describeLocalNode(config.node_name, gpus);
+  spdlog::info("node {}: {} GPUs, {} CPUs, {} bytes of memory", node.name, node.gpus.size(),
+               node.cpus.toString(), node.memory_bytes);
+
+  LocalExecutorConfig exec_config;
+  exec_config.data_dir = data_dir;
+  exec_config.log_max_bytes = config.log_max_bytes;
+  exec_config.log_max_files = config.log_max_files;
+  exec_config.container.podman = config.podman;
+  exec_config.container.runtime = config.container_runtime;
+  exec_config.container.network = config.container_network;
+  exec_config.use_cgroups = config.cgroups;
+  exec_config.node_name = node.name;
+  auto executor = newLocalExecutor(exec_config);
+  if (!executor.isOk()) {
+    spdlog::error("executor: {}", executor.status().toString());
+    return 1;
+  }
+
+  SystemClock clock;
+  JobServiceOptions options;
+  options.nodes = {node};
+  options.pick_port = [] {
+    auto p = pickFreeTcpPort();
+    return p.isOk() ? *p : 29500;
+  };
+  JobService service(**store, **executor, clock, options);
+  if (Status st = service.start(); !st.isOk()) {
+    spdlog::error("start: {}", st.toString());
+    return 1;
+  }
+
+  ApiOptions api_options;
+  api_options.max_body_bytes = config.max_body_bytes;
+  api_options.worker_threads = config.worker_threads;
+  ApiServer api(**store, service, RunLayout(data_dir), api_options);
+  auto bound = api.bind(host, port);
+  if (!bound.isOk()) {
+    spdlog::error("{}", bound.status().message());
+    service.stop();
+    return 1;
+  }
+  std::string url = "http://" + host + ":" + std::to_string(*bound);
+  (void)writeFileAtomic(data_dir + "/server.url", url + "\n");
+  spdlog::info("listening on {} (data in {})", url, data_dir);
+
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig != 0) spdlog::info("got {}, shutting down (running jobs keep running)", strsignal(sig));
+    api.stop();
+  });
+  api.serve();
+  // serve() also returns when the API stops for another reason: make the
+  // signal thread return too.
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  service.stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+void addServerCommand(CLI::App& app) {
+  // Flags are parsed into `flags`; the config file (if any) is read into a
+  // fresh config first and then only the flags actually given override it.
+  auto flags = std::make_shared<ServerConfig>();
+  auto config_file = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("server", "Run the control plane: API, scheduler, executor");
+  std::vector<std::pair<CLI::Option*, std::function<void(ServerConfig&)>>> overrides;
+  auto option = [&](const char* name, std::string ServerConfig::*field, const char* help) {
+    CLI::Option* o = cmd->add_option(name, (*flags).*field, help)->capture_default_str();
+    overrides.push_back({o, [flags, field](ServerConfig& c) { c.*field = (*flags).*field; }});
+  };
+  option("--listen", &ServerConfig::listen, "HOST:PORT to serve on (port 0: any free port)");
+  option("--data-dir", &ServerConfig::data_dir, "Where the store, logs and run files live");
+  option("--fake-gpus", &ServerConfig::fake_gpus,
+         "Pretend this node has these GPUs, e.g. 4xA100-80GB or 2xH100-80GB,2xL40S-48GB");
+  option("--nvml-library", &ServerConfig::nvml_library, "NVML library to load");
+  option("--node-name", &ServerConfig::node_name, "Name of this node");
+  option("--container-network", &ServerConfig::container_network,
+         "podman network for container jobs (host, none, ...)");
+  cmd->add_option("--config", *config_file, "YAML file with server settings")
+      ->check(CLI::ExistingFile);
+  cmd->callback([flags, config_file, overrides] {
+    ServerConfig config;
+    if (!config_file->empty()) {
+      if (Status st = loadConfigFile(*config_file, config); !st.isOk()) {
+        spdlog::error("{}", st.message());
+        std::exit(2);
+      }
+    }
+    for (const auto& [opt, apply] : overrides) {
+      if (opt->count() > 0) apply(config);
+    }
+    std::exit(runServer(config));
+  });
+}
+
+}  // namespace ty

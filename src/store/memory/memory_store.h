@@ -1,0 +1,47 @@
+// MemoryStore: the in-memory twin of the Store port, for tests and the
+// simulator. Same contract as the SQLite store (the conformance suite runs
+// against both), nothing durable.
+//
+// Ownership: the store owns copies of everything written to it; callers own
+// what they pass in and get back. Thread-safe: one mutex guards all state,
+// so every call is atomic with respect to every other.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "store/store.h"
+
+namespace ty {
+
+class MemoryStore final : public Store {
+ public:
+  MemoryStore() = default;
+
+  Status createJobs(std::vector<Job>& jobs,
+                    const std::vector<std::vector<Event>>& events_per_job) override;
+  Status apply(const WriteBatch& batch) override;
+
+  Result<Job> getJob(JobId id) override;
+  Result<JobPage> listJobs(const JobQuery& query) override;
+  Result<std::vector<Job>> activeJobs() override;
+  Result<std::vector<Attempt>> attempts(JobId id) override;
+  Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
+  bool healthy() override { return true; }
+
+ private:
+  struct JobRecord {
+    Job job;
+    std::map<int, Attempt> attempts;  // by number
+    std::vector<Event> events;        // seq increasing
+  };
+
+  std::mutex mu_;
+  std::map<std::int64_t, JobRecord> jobs_;  // by id
+  std::int64_t last_id_ = 0;
+  std::int64_t last_seq_ = 0;
+};
+
+}  // namespace ty

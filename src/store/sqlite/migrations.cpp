@@ -1,0 +1,118 @@
+#include "store/sqlite/migrations.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace ty::sqlite {
+
+namespace {
+
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  project TEXT NOT NULL,
+  user TEXT NOT NULL,
+  state TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  spec_json TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  exit_code INTEGER,
+  reason TEXT NOT NULL,
+  not_before INTEGER NOT NULL,
+  cancel_requested_at INTEGER NOT NULL
+);
+CREATE INDEX jobs_state ON jobs(state);
+CREATE INDEX jobs_project_id ON jobs(project, id);
+CREATE INDEX jobs_user_id ON jobs(user, id);
+
+CREATE TABLE attempts (
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  number INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  replicas_json TEXT NOT NULL,
+  master_port INTEGER NOT NULL,
+  pids_json TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  exit_code INTEGER,
+  reason TEXT NOT NULL,
+  PRIMARY KEY (job_id, number)
+);
+
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  time INTEGER NOT NULL,
+  level TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX events_job_seq ON events(job_id, seq);
+)sql"},
+};
+
+// Runs one step in its own transaction unless another opener got there first.
+Status applyStep(Db& db, const Migration& step, Timestamp now) {
+  TY_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE"));
+  Status s = [&]() -> Status {
+    TY_ASSIGN_OR_RETURN(int current, schemaVersion(db));
+    if (current >= step.version) return Status::ok();
+    TY_RETURN_IF_ERROR(db.exec(step.sql));
+    TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO schema_migrations(version, applied_at) "
+                                             "VALUES(?1, ?2)"));
+    ins.bind(1, std::int64_t{step.version});
+    ins.bind(2, std::int64_t{now});
+    TY_RETURN_IF_ERROR(ins.run());
+    return db.exec("COMMIT");
+  }();
+  if (!s.isOk()) {
+    if (sqlite3_get_autocommit(db.raw()) == 0) (void)db.exec("ROLLBACK");
+    return s.withContext("schema migration " + std::to_string(step.version));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const Migration> storeMigrations() { return kMigrations; }
+
+Result<int> schemaVersion(Db& db) {
+  TY_ASSIGN_OR_RETURN(Stmt q,
+                      db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return Status::internal("schema_migrations: no row from MAX(version)");
+  return static_cast<int>(q.int64(0));
+}
+
+Status migrate(Db& db, std::span<const Migration> steps, Timestamp now) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].version != static_cast<int>(i) + 1) {
+      std::fprintf(stderr, "sqlite: migration %zu has version %d\n", i, steps[i].version);
+      std::abort();
+    }
+  }
+  TY_RETURN_IF_ERROR(
+      db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+              "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
+  TY_ASSIGN_OR_RETURN(int current, schemaVersion(db));
+  if (current > static_cast<int>(steps.size())) {
+    return Status::failedPrecondition("database schema version " + std::to_string(current) +
+                                      " is newer than this build (" + std::to_string(steps.size()) +
+                                      "); upgrade trainyard");
+  }
+  for (const Migration& step : steps) {
+    if (step.version <= current) continue;
+    TY_RETURN_IF_ERROR(applyStep(db, step, now));
+  }
+  return Status::ok();
+}
+
+}  // namespace ty::sqlite

@@ -1,0 +1,525 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/job_codec.h"
+#include "common/clock.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace ty {
+
+namespace {
+
+using sqlite::Db;
+using sqlite::Stmt;
+
+// Every job state; activeJobs() selects the non-terminal ones by name.
+constexpr JobState kAllJobStates[] = {
+    JobState::kPending, JobState::kScheduled, JobState::kRunning,  JobState::kSucceeded,
+    JobState::kFailed,  JobState::kCancelled, JobState::kPreempted};
+
+const char* eventLevelName(EventLevel level) {
+  return level == EventLevel::kWarning ? "warning" : "normal";
+}
+
+std::string jobNotFound(JobId id) { return "job " + std::to_string(id.value()) + " not found"; }
+
+// JSON text for a column. Encoding is inside the try: dump() throws on
+// strings that are not UTF-8, and no exception may leave the store.
+template <typename Encode>
+Result<std::string> encodeJson(Encode&& encode, const char* what) {
+  try {
+    return encode().dump();
+  } catch (const std::exception& e) {
+    return Status::invalidArgument(std::string(what) + ": " + e.what());
+  }
+}
+
+Result<Json> parseJson(const std::string& text, const std::string& what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::internal(what + ": stored JSON does not parse");
+  return j;
+}
+
+// Columns of a job row, in the order readJob() expects.
+constexpr char kJobColumns[] =
+    "id, user, state, spec_json, created_at, updated_at, started_at, finished_at, attempts, "
+    "exit_code, reason, not_before, cancel_requested_at";
+
+Result<Job> readJob(const Stmt& q) {
+  Job job;
+  job.id = JobId(q.int64(0));
+  const std::string what = "job " + std::to_string(job.id.value());
+  job.user = q.text(1);
+  std::optional<JobState> state = parseJobState(q.text(2));
+  if (!state) return Status::internal(what + ": unknown state '" + q.text(2) + "'");
+  job.state = *state;
+  TY_ASSIGN_OR_RETURN(Json spec_json, parseJson(q.text(3), what));
+  Result<JobSpec> spec = specFromJson(spec_json);
+  if (!spec.isOk()) return Status::internal(what + ": stored spec: " + spec.status().toString());
+  job.spec = std::move(spec).value();
+  job.created_at = q.int64(4);
+  job.updated_at = q.int64(5);
+  job.started_at = q.int64(6);
+  job.finished_at = q.int64(7);
+  job.attempts = static_cast<int>(q.int64(8));
+  job.exit_code = q.optionalInt(9);
+  job.reason = q.text(10);
+  job.not_before = q.int64(11);
+  job.cancel_requested_at = q.int64(12);
+  return job;
+}
+
+// Binds parameters 1..15 of the insert and update statements.
+void bindJob(Stmt& s, const Job& job, const std::string& spec_json) {
+  s.bind(1, job.spec.name);
+  s.bind(2, job.spec.project);
+  s.bind(3, job.user);
+  s.bind(4, std::string(jobStateName(job.state)));
+  s.bind(5, std::int64_t{job.spec.priority});
+  s.bind(6, spec_json);
+  s.bind(7, job.created_at);
+  s.bind(8, job.updated_at);
+  s.bind(9, job.started_at);
+  s.bind(10, job.finished_at);
+  s.bind(11, std::int64_t{job.attempts});
+  s.bind(12, job.exit_code);
+  s.bind(13, job.reason);
+  s.bind(14, job.not_before);
+  s.bind(15, job.cancel_requested_at);
+}
+
+constexpr char kInsertJob[] =
+    "INSERT INTO jobs(name, project, user, state, priority, spec_json, created_at, updated_at, "
+    "started_at, finished_at, attempts, exit_code, reason, not_before, cancel_requested_at) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+constexpr char kUpdateJob[] =
+    "UPDATE jobs SET name = ?1, project = ?2, user = ?3, state = ?4, priority = ?5, "
+    "spec_json = ?6, created_at = ?7, updated_at = ?8, started_at = ?9, finished_at = ?10, "
+    "attempts = ?11, exit_code = ?12, reason = ?13, not_before = ?14, "
+    "cancel_requested_at = ?15 WHERE id = ?16";
+constexpr char kUpsertAttempt[] =
+    "INSERT INTO attempts(job_id, number, state, replicas_json, master_port, pids_json, "
+    "created_at, started_at, finished_at, exit_code, reason) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+    "ON CONFLICT(job_id, number) DO UPDATE SET state = excluded.state, "
+    "replicas_json = excluded.replicas_json, master_port = excluded.master_port, "
+    "pids_json = excluded.pids_json, created_at = excluded.created_at, "
+    "started_at = excluded.started_at, finished_at = excluded.finished_at, "
+    "exit_code = excluded.exit_code, reason = excluded.reason";
+constexpr char kInsertEvent[] =
+    "INSERT INTO events(job_id, time, level, reason, message) VALUES(?1, ?2, ?3, ?4, ?5)";
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::string path, SqliteOptions options, std::unique_ptr<Db> writer)
+      : path_(std::move(path)), options_(options), writer_(std::move(writer)) {}
+
+  Status createJobs(std::vector<Job>& jobs,
+                    const std::vector<std::vector<Event>>& events_per_job) override;
+  Status apply(const WriteBatch& batch) override;
+
+  Result<Job> getJob(JobId id) override;
+  Result<JobPage> listJobs(const JobQuery& query) override;
+  Result<std::vector<Job>> activeJobs() override;
+  Result<std::vector<Attempt>> attempts(JobId id) override;
+  Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
+  bool healthy() override;
+
+ private:
+  // A read connection borrowed from the pool, returned when destroyed.
+  class Reader {
+   public:
+    Reader(SqliteStore* store, std::unique_ptr<Db> db) : store_(store), db_(std::move(db)) {}
+    Reader(Reader&&) = default;
+    ~Reader() {
+      if (db_ != nullptr) store_->releaseReader(std::move(db_));
+    }
+    Db& operator*() { return *db_; }
+    Db* operator->() { return db_.get(); }
+
+   private:
+    SqliteStore* store_;
+    std::unique_ptr<Db> db_;
+  };
+
+  Result<Reader> acquireReader();
+  void releaseReader(std::unique_ptr<Db> db);
+
+  // Runs `body(db)` in one write transaction: committed when it returns ok,
+  // rolled back otherwise.
+  template <typename F>
+  Status writeTransaction(F&& body);
+  // Runs `body(db)` in one read transaction, so that it sees one snapshot.
+  template <typename F>
+  Status readTransaction(F&& body);
+
+  Status insertEvent(Db& db, JobId job, const Event& e);
+  Status checkJobExists(Db& db, JobId id);
+
+  const std::string path_;
+  const SqliteOptions options_;
+  std::mutex write_mu_;
+  std::unique_ptr<Db> writer_;  // guarded by write_mu_
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<Db>> idle_readers_;  // guarded by readers_mu_
+};
+
+Result<std::unique_ptr<Db>> openConnection(const std::string& path, const SqliteOptions& options,
+                                           bool writer) {
+  int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE;
+  TY_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::open(path, flags));
+  int rc = sqlite3_busy_timeout(db->raw(), options.busy_timeout_ms);
+  if (rc != SQLITE_OK) return db->error(rc, "busy_timeout");
+  if (writer) {
+    // journal_mode answers with the mode now in force, which must be WAL.
+    TY_ASSIGN_OR_RETURN(Stmt wal, db->prepare("PRAGMA journal_mode=WAL"));
+    TY_ASSIGN_OR_RETURN(bool row, wal.step());
+    if (!row || wal.text(0) != "wal") {
+      return Status::unavailable("cannot turn on WAL mode (journal_mode is '" +
+                                 (row ? wal.text(0) : std::string()) + "')");
+    }
+    TY_RETURN_IF_ERROR(db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL"
+                                                         : "PRAGMA synchronous=NORMAL"));
+    TY_RETURN_IF_ERROR(db->exec("PRAGMA foreign_keys=ON"));
+  } else {
+    TY_RETURN_IF_ERROR(db->exec("PRAGMA query_only=ON"));
+  }
+  return db;
+}
+
+Result<SqliteStore::Reader> SqliteStore::acquireReader() {
+  {
+    std::lock_guard lock(readers_mu_);
+    if (!idle_readers_.empty()) {
+      std::unique_ptr<Db> db = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return Reader(this, std::move(db));
+    }
+  }
+  Result<std::unique_ptr<Db>> db = openConnection(path_, options_, /*writer=*/false);
+  if (!db.isOk()) return db.status().withContext("open read connection");
+  return Reader(this, std::move(db).value());
+}
+
+void SqliteStore::releaseReader(std::unique_ptr<Db> db) {
+  std::lock_guard lock(readers_mu_);
+  if (static_cast<int>(idle_readers_.size()) < options_.max_idle_readers) {
+    idle_readers_.push_back(std::move(db));
+  }
+  // else: db is closed as it goes out of scope
+}
+
+template <typename F>
+Status SqliteStore::writeTransaction(F&& body) {
+  std::lock_guard lock(write_mu_);
+  Db& db = *writer_;
+  TY_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE"));
+  Status s = body(db);
+  if (s.isOk()) s = db.exec("COMMIT");
+  if (!s.isOk() && sqlite3_get_autocommit(db.raw()) == 0) (void)db.exec("ROLLBACK");
+  return s;
+}
+
+template <typename F>
+Status SqliteStore::readTransaction(F&& body) {
+  TY_ASSIGN_OR_RETURN(Reader reader, acquireReader());
+  Db& db = *reader;
+  TY_RETURN_IF_ERROR(db.exec("BEGIN"));
+  Status s = body(db);
+  // Nothing was written, so ending either way is the same; COMMIT first.
+  Status end = db.exec("COMMIT");
+  if (!end.isOk() && sqlite3_get_autocommit(db.raw()) == 0) (void)db.exec("ROLLBACK");
+  return s.isOk() ? end : s;
+}
+
+Status SqliteStore::insertEvent(Db& db, JobId job, const Event& e) {
+  TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare(kInsertEvent));
+  ins.bind(1, job.value());
+  ins.bind(2, e.time);
+  ins.bind(3, std::string(eventLevelName(e.level)));
+  ins.bind(4, e.reason);
+  ins.bind(5, e.message);
+  Status s = ins.run();
+  if (s.isOk()) return s;
+  if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return Status::notFound(jobNotFound(job));
+  }
+  return s.withContext("insert event");
+}
+
+Status SqliteStore::checkJobExists(Db& db, JobId id) {
+  TY_ASSIGN_OR_RETURN(Stmt q, db.prepare("SELECT 1 FROM jobs WHERE id = ?1"));
+  q.bind(1, id.value());
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? Status::ok() : Status::notFound(jobNotFound(id));
+}
+
+Status SqliteStore::createJobs(std::vector<Job>& jobs,
+                               const std::vector<std::vector<Event>>& events_per_job) {
+  if (!events_per_job.empty() && events_per_job.size() != jobs.size()) {
+    return Status::invalidArgument("createJobs: events_per_job must be empty or one per job");
+  }
+  // Encode outside the lock; the JSON is the slow part.
+  std::vector<std::string> specs;
+  specs.reserve(jobs.size());
+  for (const Job& job : jobs) {
+    TY_ASSIGN_OR_RETURN(std::string spec,
+                        encodeJson([&] { return specToJson(job.spec); }, "job spec"));
+    specs.push_back(std::move(spec));
+  }
+  std::vector<JobId> ids;
+  ids.reserve(jobs.size());
+  TY_RETURN_IF_ERROR(writeTransaction([&](Db& db) -> Status {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      {
+        TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare(kInsertJob));
+        bindJob(ins, jobs[i], specs[i]);
+        Status s = ins.run();
+        if (!s.isOk()) return s.withContext("insert job");
+      }
+      JobId id(sqlite3_last_insert_rowid(db.raw()));
+      ids.push_back(id);
+      if (!events_per_job.empty()) {
+        for (const Event& e : events_per_job[i]) TY_RETURN_IF_ERROR(insertEvent(db, id, e));
+      }
+    }
+    return Status::ok();
+  }));
+  // Only a committed batch hands out its ids.
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].id = ids[i];
+  return Status::ok();
+}
+
+Status SqliteStore::apply(const WriteBatch& batch) {
+  if (batch.empty()) return Status::ok();
+  std::vector<std::string> specs;
+  specs.reserve(batch.jobs.size());
+  for (const Job& job : batch.jobs) {
+    TY_ASSIGN_OR_RETURN(std::string spec,
+                        encodeJson([&] { return specToJson(job.spec); }, "job spec"));
+    specs.push_back(std::move(spec));
+  }
+  std::vector<std::pair<std::string, std::string>> attempt_json;  // replicas, pids
+  attempt_json.reserve(batch.attempts.size());
+  for (const Attempt& a : batch.attempts) {
+    if (a.key.number < 1) {
+      return Status::invalidArgument("attempt " + a.key.toString() + ": numbers start at 1");
+    }
+    TY_ASSIGN_OR_RETURN(std::string replicas,
+                        encodeJson([&] { return placementToJson(a.replicas); }, "replicas"));
+    TY_ASSIGN_OR_RETURN(std::string pids, encodeJson([&] { return Json(a.pids); }, "pids"));
+    attempt_json.emplace_back(std::move(replicas), std::move(pids));
+  }
+  return writeTransaction([&](Db& db) -> Status {
+    for (size_t i = 0; i < batch.jobs.size(); ++i) {
+      const Job& job = batch.jobs[i];
+      TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare(kUpdateJob));
+      bindJob(upd, job, specs[i]);
+      upd.bind(16, job.id.value());
+      Status s = upd.run();
+      if (!s.isOk()) return s.withContext("update job");
+      if (sqlite3_changes(db.raw()) == 0) return Status::notFound(jobNotFound(job.id));
+    }
+    for (size_t i = 0; i < batch.attempts.size(); ++i) {
+      const Attempt& a = batch.attempts[i];
+      TY_ASSIGN_OR_RETURN(Stmt ups, db.prepare(kUpsertAttempt));
+      ups.bind(1, a.key.job.value());
+      ups.bind(2, std::int64_t{a.key.number});
+      ups.bind(3, std::string(attemptStateName(a.state)));
+      ups.bind(4, attempt_json[i].first);
+      ups.bind(5, std::int64_t{a.master_port});
+      ups.bind(6, attempt_json[i].second);
+      ups.bind(7, a.created_at);
+      ups.bind(8, a.started_at);
+      ups.bind(9, a.finished_at);
+      ups.bind(10, a.exit_code);
+      ups.bind(11, a.reason);
+      Status s = ups.run();
+      if (s.isOk()) continue;
+      if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_FOREIGNKEY) {
+        return Status::notFound(jobNotFound(a.key.job));
+      }
+      return s.withContext("write attempt " + a.key.toString());
+    }
+    for (const Event& e : batch.events) TY_RETURN_IF_ERROR(insertEvent(db, e.job, e));
+    return Status::ok();
+  });
+}
+
+Result<Job> SqliteStore::getJob(JobId id) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(
+      Stmt q, db->prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1"));
+  q.bind(1, id.value());
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return Status::notFound(jobNotFound(id));
+  return readJob(q);
+}
+
+Result<JobPage> SqliteStore::listJobs(const JobQuery& query) {
+  if (query.limit < 1 || query.limit > 1000) {
+    return Status::invalidArgument("limit must be between 1 and 1000", "limit");
+  }
+  if (query.before_id < 0) return Status::invalidArgument("must be >= 0", "before");
+  // One cached statement per combination of filters, so each can use its index.
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id < ?1";
+  if (query.state) sql += " AND state = ?2";
+  if (!query.project.empty()) sql += " AND project = ?3";
+  if (!query.user.empty()) sql += " AND user = ?4";
+  sql += " ORDER BY id DESC LIMIT ?5";
+
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(sql));
+  q.bind(1, query.before_id == 0 ? std::numeric_limits<std::int64_t>::max() : query.before_id);
+  if (query.state) q.bind(2, std::string(jobStateName(*query.state)));
+  if (!query.project.empty()) q.bind(3, query.project);
+  if (!query.user.empty()) q.bind(4, query.user);
+  q.bind(5, std::int64_t{query.limit} + 1);  // one more tells whether a next page exists
+  JobPage page;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    if (static_cast<int>(page.jobs.size()) == query.limit) {
+      page.next_before = page.jobs.back().id.value();
+      break;
+    }
+    TY_ASSIGN_OR_RETURN(Job job, readJob(q));
+    page.jobs.push_back(std::move(job));
+  }
+  return page;
+}
+
+Result<std::vector<Job>> SqliteStore::activeJobs() {
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE state IN (";
+  std::vector<std::string> active;
+  for (JobState s : kAllJobStates) {
+    if (isTerminal(s)) continue;
+    active.emplace_back(jobStateName(s));
+    sql += (active.size() == 1 ? "?" : ", ?") + std::to_string(active.size());
+  }
+  sql += ") ORDER BY id";
+
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(sql));
+  for (size_t i = 0; i < active.size(); ++i) q.bind(static_cast<int>(i) + 1, active[i]);
+  std::vector<Job> out;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    TY_ASSIGN_OR_RETURN(Job job, readJob(q));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<std::vector<Attempt>> SqliteStore::attempts(JobId id) {
+  std::vector<Attempt> out;
+  TY_RETURN_IF_ERROR(readTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkJobExists(db, id));
+    TY_ASSIGN_OR_RETURN(Stmt q,
+                        db.prepare("SELECT number, state, replicas_json, master_port, pids_json, "
+                                   "created_at, started_at, finished_at, exit_code, reason "
+                                   "FROM attempts WHERE job_id = ?1 ORDER BY number"));
+    q.bind(1, id.value());
+    while (true) {
+      TY_ASSIGN_OR_RETURN(bool row, q.step());
+      if (!row) break;
+      Attempt a;
+      a.key = AttemptKey{id, static_cast<int>(q.int64(0))};
+      const std::string what = "attempt " + a.key.toString();
+      std::optional<AttemptState> state = parseAttemptState(q.text(1));
+      if (!state) return Status::internal(what + ": unknown state '" + q.text(1) + "'");
+      a.state = *state;
+      TY_ASSIGN_OR_RETURN(Json replicas_json, parseJson(q.text(2), what));
+      Result<std::vector<ReplicaPlacement>> replicas = placementFromJson(replicas_json);
+      if (!replicas.isOk()) {
+        return Status::internal(what + ": stored replicas: " + replicas.status().toString());
+      }
+      a.replicas = std::move(replicas).value();
+      a.master_port = static_cast<int>(q.int64(3));
+      TY_ASSIGN_OR_RETURN(Json pids, parseJson(q.text(4), what));
+      if (!pids.is_array()) return Status::internal(what + ": stored pids are not an array");
+      for (const Json& p : pids) {
+        if (!p.is_number_integer()) return Status::internal(what + ": stored pid not an integer");
+        a.pids.push_back(p.get<std::int64_t>());
+      }
+      a.created_at = q.int64(5);
+      a.started_at = q.int64(6);
+      a.finished_at = q.int64(7);
+      a.exit_code = q.optionalInt(8);
+      a.reason = q.text(9);
+      out.push_back(std::move(a));
+    }
+    return Status::ok();
+  }));
+  return out;
+}
+
+Result<std::vector<Event>> SqliteStore::events(JobId id, std::int64_t after_seq) {
+  std::vector<Event> out;
+  TY_RETURN_IF_ERROR(readTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkJobExists(db, id));
+    TY_ASSIGN_OR_RETURN(Stmt q, db.prepare("SELECT seq, time, level, reason, message FROM events "
+                                           "WHERE job_id = ?1 AND seq > ?2 ORDER BY seq"));
+    q.bind(1, id.value());
+    q.bind(2, after_seq);
+    while (true) {
+      TY_ASSIGN_OR_RETURN(bool row, q.step());
+      if (!row) break;
+      Event e;
+      e.seq = q.int64(0);
+      e.job = id;
+      e.time = q.int64(1);
+      std::string level = q.text(2);
+      if (level != "normal" && level != "warning") {
+        return Status::internal("event " + std::to_string(e.seq) + ": unknown level '" + level +
+                                "'");
+      }
+      e.level = level == "warning" ? EventLevel::kWarning : EventLevel::kNormal;
+      e.reason = q.text(3);
+      e.message = q.text(4);
+      out.push_back(std::move(e));
+    }
+    return Status::ok();
+  }));
+  return out;
+}
+
+bool SqliteStore::healthy() {
+  Result<Reader> db = acquireReader();
+  if (!db.isOk()) return false;
+  Result<Stmt> q = (*db)->prepare("SELECT 1");
+  if (!q.isOk()) return false;
+  Result<bool> row = q->step();
+  return row.isOk() && *row;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> openSqliteStore(const std::string& path,
+                                               const SqliteOptions& options) {
+  if (path.empty() || path == ":memory:") {
+    return Status::invalidArgument("the SQLite store needs a file path (got '" + path + "')");
+  }
+  auto opened = [&]() -> Result<std::unique_ptr<Store>> {
+    TY_ASSIGN_OR_RETURN(std::unique_ptr<Db> writer, openConnection(path, options, /*writer=*/true));
+    TY_RETURN_IF_ERROR(sqlite::migrate(*writer, sqlite::storeMigrations(), SystemClock().now()));
+    return std::unique_ptr<Store>(std::make_unique<SqliteStore>(path, options, std::move(writer)));
+  }();
+  if (!opened.isOk()) return opened.status().withContext("open store " + path);
+  return opened;
+}
+
+Result<std::unique_ptr<Store>> openSqliteStore(const std::string& path) {
+  return openSqliteStore(path, SqliteOptions{});
+}
+
+}  // namespace ty
