@@ -2,6 +2,7 @@
 // The scheduler core never reads either itself; callers pass values in.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <random>
 
@@ -21,16 +22,16 @@ class SystemClock final : public Clock {
   Timestamp now() const override;
 };
 
-// A clock tests and the simulator move by hand. Not thread-safe.
+// A clock tests and the simulator move by hand. Thread-safe.
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(Timestamp start = 0) : now_(start) {}
-  Timestamp now() const override { return now_; }
+  Timestamp now() const override { return now_.load(); }
   void advance(DurationMs d) { now_ += d; }
   void set(Timestamp t) { now_ = t; }
 
  private:
-  Timestamp now_;
+  std::atomic<Timestamp> now_;
 };
 
 // Random source handed to policies; seeded for deterministic tests.

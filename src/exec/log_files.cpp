@@ -136,12 +136,14 @@ Result<std::string> tailLog(const RunLayout& layout, const AttemptKey& key, int 
   std::size_t newlines = 0;
   bool first_block = true;
   bool done = false;
+  bool capped = false;  // stopped at max_bytes, not at the start of the log
   for (auto& log : logs) {
     std::int64_t end = log.size;
     while (end > 0 && !done) {
       std::size_t len = static_cast<std::size_t>(std::min<std::int64_t>(end, kBlock));
       len = std::min(len, max_bytes - text.size());
       if (len == 0) {
+        capped = true;
         done = true;
         break;
       }
@@ -165,6 +167,11 @@ Result<std::string> tailLog(const RunLayout& layout, const AttemptKey& key, int 
   std::size_t seen = 0;
   for (std::size_t i = scan_end; i-- > 0;) {
     if (text[i] == '\n' && ++seen == lines) return text.substr(i + 1);
+  }
+  // Cut by the byte cap: drop the partial first line.
+  if (capped) {
+    size_t nl = text.find('\n');
+    if (nl != std::string::npos && nl + 1 < text.size()) return text.substr(nl + 1);
   }
   return text;
 }

@@ -24,6 +24,7 @@ struct JobService::Live {
   Timestamp kill_at = 0;    // SIGKILL due
   bool kill_sent = false;
   bool timed_out = false;
+  int first_failed = -1;  // the replica that failed first, in time
 };
 
 // Collects one pass's writes (deduplicated by job and attempt) and the
@@ -141,6 +142,12 @@ void JobService::stop() {
   running_ = false;
 }
 
+void JobService::wake() {
+  std::lock_guard lock(inbox_mu_);
+  poke_ = true;
+  inbox_cv_.notify_all();
+}
+
 bool JobService::ready() const { return running_ && store_.healthy(); }
 
 Result<Job> JobService::submit(JobSpec spec, const std::string& user) {
@@ -240,7 +247,7 @@ void JobService::loop() {
       Timestamp now = clock_.now();
       Timestamp next = nextDeadline(now);
       auto has_work = [&] {
-        return stop_ || !new_jobs_.empty() || !cancels_.empty() || !exits_.empty();
+        return stop_ || poke_ || !new_jobs_.empty() || !cancels_.empty() || !exits_.empty();
       };
       if (!has_work()) {
         if (next > 0) {
@@ -251,6 +258,7 @@ void JobService::loop() {
         }
       }
       if (stop_) break;
+      poke_ = false;
       new_jobs.swap(new_jobs_);
       cancels.swap(cancels_);
       exits.swap(exits_);
@@ -351,6 +359,7 @@ void JobService::handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now) 
   Job& job = jit->second;
   live.exits[exit.replica] = exit;
   bool failed = exit.lost || exit.exit_code != 0;
+  if (failed && live.first_failed < 0) live.first_failed = exit.replica;
   if (job.spec.replicas > 1) {
     pass.event(job.id, now, "ReplicaExited",
                "Replica " + std::to_string(exit.replica) + " " + exit.message,
@@ -371,14 +380,9 @@ void JobService::handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now) 
 
 void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) {
   Attempt& a = live.attempt;
-  // The first replica that failed decides how the attempt ended.
+  // The replica that failed first decides how the attempt ended.
   const ReplicaExit* first_failure = nullptr;
-  for (const auto& e : live.exits) {
-    if (e && (e->lost || e->exit_code != 0)) {
-      first_failure = &*e;
-      break;
-    }
-  }
+  if (live.first_failed >= 0) first_failure = &*live.exits[live.first_failed];
   a.state = AttemptState::kEnded;
   a.finished_at = now;
   a.exit_code = first_failure ? first_failure->exit_code : 0;
@@ -555,6 +559,7 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
       if (!live.exits[r]) {
         live.exits[r] = ReplicaExit{req.key, static_cast<int>(r), 127, 0, true,
                                     "could not start: " + result.status().message()};
+        if (live.first_failed < 0) live.first_failed = static_cast<int>(r);
       }
     }
     finishAttempt(job, live, pass, now);
@@ -613,13 +618,13 @@ bool JobService::commitAndAct(Pass& pass) {
       }
     }
     pass.clearWrites();
-    for (auto& [req, r] : pass.replies) req->reply.set_value(std::move(r));
-    pass.replies.clear();
     for (const auto& [key, sig] : pass.signals) {
       Status st = executor_.signal(key, sig);
       if (!st.isOk()) spdlog::warn("signal {} to {}: {}", sig, key.toString(), st.toString());
     }
     pass.signals.clear();
+    for (auto& [req, r] : pass.replies) req->reply.set_value(std::move(r));
+    pass.replies.clear();
     for (const auto& key : pass.releases) executor_.release(key);
     pass.releases.clear();
     if (pass.launches.empty()) return true;

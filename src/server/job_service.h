@@ -48,6 +48,9 @@ class JobService final : public ControlPlane {
   Status start();
   // Stops the loop (running jobs keep running; a restart adopts them).
   void stop();
+  // Runs a pass now (timers are re-read from the clock). For clocks that
+  // move by hand; a real clock needs no help.
+  void wake();
 
   Result<Job> submit(JobSpec spec, const std::string& user) override;
   Result<Job> cancel(JobId id, const std::string& user) override;
@@ -87,6 +90,7 @@ class JobService final : public ControlPlane {
   std::vector<std::shared_ptr<CancelRequest>> cancels_;
   std::vector<ReplicaExit> exits_;
   bool stop_ = false;
+  bool poke_ = false;
 
   // Owned by the loop thread.
   std::map<JobId, Job> active_;

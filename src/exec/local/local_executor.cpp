@@ -229,12 +229,14 @@ class LocalExecutor final : public Executor {
     }
     if (!known) {
       // Not watched by this instance (not adopted yet after a restart): the
-      // run directories still say who runs.
+      // run directories still say who runs. Launches wait meanwhile, so the
+      // lock probes below never make one of them think a replica ended.
+      std::lock_guard<std::mutex> launch_lock(launch_mu_);
       auto replicas = layout_.listReplicas(key);
       if (replicas.isOk()) {
         for (int r : *replicas) {
           const std::string dir = layout_.replicaDir(key, r);
-          if (auto sup = liveSupervisor(dir)) ::kill(-sup->pid, sig);
+          if (auto sup = runningSupervisor(dir)) ::kill(-sup->pid, sig);
           auto name = sys::readFile(dir + "/" + RunLayout::kContainerFile);
           if (name.isOk() && !sys::fileExists(dir + "/" + RunLayout::kExitFile)) {
             containers.push_back(*name);
@@ -329,7 +331,9 @@ class LocalExecutor final : public Executor {
     if (!lock.valid()) return sys::errnoStatus("open", lock_path);
     if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK) return sys::errnoStatus("lock", lock_path);
-      return adopt(key, r, dir, lock.get(), result, reports);
+      TY_ASSIGN_OR_RETURN(bool adopted, adopt(key, r, dir, lock.get(), result));
+      if (adopted) return Status::ok();
+      // The holder let go meanwhile: the lock is ours now.
     }
     if (reportEnded(key, r, dir, reports)) return Status::ok();
 
@@ -448,15 +452,16 @@ class LocalExecutor final : public Executor {
   }
 
   // The run lock is held by someone: a supervisor from earlier (or from
-  // this instance). Watches it.
-  Status adopt(const AttemptKey& key, int r, const std::string& dir, int lock_fd,
-               LaunchResult* result, std::vector<ReplicaExit>* reports) {
+  // this instance). Watches it and returns true; returns false when the
+  // holder let go meanwhile and `lock_fd` now holds the lock.
+  Result<bool> adopt(const AttemptKey& key, int r, const std::string& dir, int lock_fd,
+                     LaunchResult* result) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = live_.find({key, r});
       if (it != live_.end()) {
         result->started.push_back(ReplicaStarted{r, it->second.pid, true});
-        return Status::ok();
+        return true;
       }
     }
     std::int64_t deadline = sys::monotonicMs() + config_.adopt_timeout_ms;
@@ -474,20 +479,29 @@ class LocalExecutor final : public Executor {
         if (name.isOk()) w.container_name = *name;
         watch(key, r, std::move(w));
         result->started.push_back(ReplicaStarted{r, sup->pid, true});
-        return Status::ok();
+        return true;
       }
       // The supervisor may have just ended and let go of the lock.
-      if (::flock(lock_fd, LOCK_EX | LOCK_NB) == 0) {
-        if (!reportEnded(key, r, dir, reports)) {
-          reports->push_back(lostExit(key, r, "its run directory has no launch record"));
-        }
-        return Status::ok();
-      }
+      if (::flock(lock_fd, LOCK_EX | LOCK_NB) == 0) return false;
       if (sys::monotonicMs() >= deadline) {
         return Status::unavailable("run directory " + dir +
                                    " is locked by a process that is not a known supervisor");
       }
       ::usleep(20'000);
+    }
+  }
+
+  // The supervisor running in `dir`, waiting (up to adopt_timeout_ms) for a
+  // just-started one to write its pid file; nullopt when none runs.
+  std::optional<PidRecord> runningSupervisor(const std::string& dir) {
+    UniqueFd lock(::open((dir + "/" + RunLayout::kLockFile).c_str(), O_RDWR | O_CLOEXEC));
+    if (!lock.valid()) return std::nullopt;
+    std::int64_t deadline = sys::monotonicMs() + config_.adopt_timeout_ms;
+    for (;;) {
+      if (auto sup = liveSupervisor(dir)) return sup;
+      if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) return std::nullopt;  // nothing runs
+      if (sys::monotonicMs() >= deadline) return std::nullopt;
+      ::usleep(10'000);
     }
   }
 

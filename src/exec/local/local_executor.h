@@ -7,6 +7,20 @@
 // reports recorded exits, and reports replicas that were started but left
 // no record as lost.
 //
+// Outcomes users see as replica exits rather than launch errors (the
+// supervisor writes a "trainyard: ..." line into the replica's log):
+//   workdir missing or not enterable    exit 127
+//   program not found / not executable  exit 127 / 126
+// Launch errors: podman missing for an `image` job (FailedPrecondition), a
+// supervisor that cannot be executed, I/O errors on the data directory.
+// Replicas that had already ended are not in LaunchResult::started; their
+// recorded exits (or "lost") arrive through the observer. A replica whose
+// process group was sent SIGKILL by signal() takes its supervisor with it;
+// the executor then records the exit itself (137, SIGKILL).
+// Cgroups that cannot be made are a warning in LaunchResult::warnings when
+// the job asked for CPU or memory limits, and silent otherwise. Container
+// replicas get their limits from podman (--cpus, --memory), not cgroups.
+//
 // Destroying the executor stops watching; it never kills running replicas
 // (the server may be restarting). Thread-safe; the observer is called from
 // the executor's own monitor thread, never with an executor lock held.

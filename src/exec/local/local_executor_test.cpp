@@ -363,8 +363,11 @@ TEST_F(LocalExecutorTest, ExitWhileNobodyWatchedIsReportedFromRecord) {
   ASSERT_TRUE(first->launch(req).isOk());
   first.reset();
   ::ty::testing::writeText(w + "/go", "");
+  // The supervisor records the exit and then goes away; wait until it has.
   const std::string exit_file = file(req.key, 0, RunLayout::kExitFile);
   ASSERT_TRUE(waitFor([&] { return sys::fileExists(exit_file); }));
+  pid_t sup = static_cast<pid_t>(std::stol(readText(file(req.key, 0, RunLayout::kPidFile))));
+  ASSERT_TRUE(waitFor([sup] { return !processAlive(sup); }));
   auto res = executor().launch(req);
   ASSERT_TRUE(res.isOk());
   EXPECT_TRUE(res->started.empty());
@@ -538,7 +541,7 @@ TEST_F(LocalExecutorTest, SignalForUnknownAttemptIsIgnored) {
 
 // Builds localhost/ty-test:busybox from busybox-static; empty when podman
 // or a static busybox is missing (the reason is in *why).
-std::string busyboxImage(std::string* why) {
+std::string buildBusyboxImage(std::string* why) {
   const char* path = std::getenv("PATH");
   if (!sys::findExecutable("podman", path ? path : "").isOk()) {
     *why = "podman is not installed";
@@ -564,7 +567,8 @@ std::string busyboxImage(std::string* why) {
     if (::symlink("busybox", (bin + "/" + tool).c_str()) != 0) return {};
   }
   const std::string image = "localhost/ty-test:busybox";
-  std::string cmd = "tar -C " + root.path() + " -c . | podman import - " + image + " >/dev/null";
+  std::string cmd =
+      "tar -C " + root.path() + " -c . | podman import - " + image + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     *why = "podman import failed";
     return {};
@@ -572,9 +576,17 @@ std::string busyboxImage(std::string* why) {
   return image;
 }
 
+// Built once per test run.
+std::string busyboxImage(std::string* why) {
+  static std::string reason;
+  static const std::string image = buildBusyboxImage(&reason);
+  *why = reason;
+  return image;
+}
+
 TEST_F(LocalExecutorTest, PodmanContainerRunsWithOutputAndExitCode) {
   std::string why;
-  static const std::string image = busyboxImage(&why);
+  const std::string image = busyboxImage(&why);
   if (image.empty()) GTEST_SKIP() << why;
   JobSpec spec =
       script("echo hello from replica $RANK of $WORLD_SIZE gpus=[$CUDA_VISIBLE_DEVICES]; exit 3");
@@ -594,7 +606,7 @@ TEST_F(LocalExecutorTest, PodmanContainerRunsWithOutputAndExitCode) {
 
 TEST_F(LocalExecutorTest, PodmanContainerIsKilledBySignal) {
   std::string why;
-  static const std::string image = busyboxImage(&why);
+  const std::string image = busyboxImage(&why);
   if (image.empty()) GTEST_SKIP() << why;
   JobSpec spec = script("echo ready; sleep 1000");
   spec.image = image;

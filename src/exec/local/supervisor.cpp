@@ -57,6 +57,7 @@ class LogWriter {
   }
 
   void write(const char* data, size_t n) {
+    if (!fd_.valid() && !open().isOk()) return;  // e.g. after a failed rotation
     while (n > 0) {
       if (size_ >= max_bytes_) {
         rotate();

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Set-up and everyday commands for Trainyard on Debian 12 / Ubuntu.
+#   scripts/dev.sh run    install what is missing, build, start the server (127.0.0.1:8080, ./var)
+#   scripts/dev.sh test   install what is missing, build, run every test (also an ASan+UBSan build)
+#   scripts/dev.sh build  build only (Release, into ./build)
+#   scripts/dev.sh deps   install the Debian packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build and run needs; test needs add podman, runc and busybox for container tests.
+BUILD_PKGS="build-essential cmake ninja-build pkg-config libcpp-httplib-dev nlohmann-json3-dev
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev python3"
+TEST_PKGS="podman runc busybox-static procps"
+JOBS=${JOBS:-$(nproc)}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+deps() {
+  local want="$BUILD_PKGS ${1:-}" missing=""
+  for p in $want; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  [ -z "$missing" ] && return 0
+  echo "installing:$missing"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+}
+
+# Podman's defaults do not fit every machine: the ulimits it asks for can
+# exceed the host's hard limits, and crun fails on hybrid cgroup hosts.
+# Trainyard passes --runtime runc and --ulimit itself; this only makes the
+# test image import work on such hosts.
+podman_setup() {
+  command -v podman >/dev/null || return 0
+  if [ ! -f /etc/containers/containers.conf ] || ! grep -q '^default_ulimits' /etc/containers/containers.conf; then
+    as_root mkdir -p /etc/containers
+    printf '[containers]\ndefault_ulimits = []\n' | as_root tee -a /etc/containers/containers.conf >/dev/null
+  fi
+}
+
+configure() { # configure <dir> [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+}
+
+build() {
+  configure build -DCMAKE_BUILD_TYPE=Release -DTY_TESTS=OFF
+  cmake --build build -j "$JOBS" --target trainyard
+}
+
+run() {
+  deps
+  build
+  local args=(--listen "${TRAINYARD_LISTEN:-127.0.0.1:8080}" --data-dir "${TRAINYARD_DATA:-./var}")
+  if [ -n "${TRAINYARD_FAKE_GPUS:-}" ]; then
+    args+=(--fake-gpus "$TRAINYARD_FAKE_GPUS")
+  elif ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    echo "no NVIDIA driver here: simulating 4 GPUs (set TRAINYARD_FAKE_GPUS to change)"
+    args+=(--fake-gpus 4xA100-80GB)
+  fi
+  exec build/trainyard server "${args[@]}"
+}
+
+test_all() {
+  deps "$TEST_PKGS"
+  podman_setup
+  # Warnings are errors here and in CI.
+  configure build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTY_WERROR=ON
+  cmake --build build-test -j "$JOBS"
+  (cd build-test && ctest --output-on-failure -j "$JOBS" --timeout 300)
+  # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DTY_WERROR=ON -DTY_SANITIZE=ON -DTY_E2E=OFF -DTY_BENCH=OFF
+  cmake --build build-asan -j "$JOBS"
+  (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
+}
+
+case "${1:-}" in
+  deps) deps "$TEST_PKGS" ;;
+  build) deps; build ;;
+  run) run ;;
+  test) test_all ;;
+  *) sed -n '2,6p' "$0"; exit 2 ;;
+esac
