@@ -1,6 +1,8 @@
 // trainyard: one binary for the server, the CLI and the supervisor of job
 // processes.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 
@@ -12,6 +14,8 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "__supervise") == 0) {
     return ty::runSupervisor(argc - 1, argv + 1);
   }
+  // Diagnostics go to stderr; stdout is for what commands print.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("trainyard"));
   CLI::App app{"Trainyard: a GPU training platform. Submit jobs, watch them, share GPUs fairly."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainyard 0.1.0");

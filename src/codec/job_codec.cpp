@@ -203,7 +203,15 @@ Json specToJson(const JobSpec& s) {
     r["cpus"] = s.resources.cpus.isWhole() ? Json(s.resources.cpus.wholeUnits())
                                            : Json(s.resources.cpus.toString());
   }
-  if (s.resources.memory_bytes) r["memory"] = formatMemory(s.resources.memory_bytes);
+  if (s.resources.memory_bytes) {
+    // Exact units read back as text ("16Gi"); anything else as bytes.
+    std::string text = formatMemory(s.resources.memory_bytes);
+    if (text.find('.') == std::string::npos) {
+      r["memory"] = text;
+    } else {
+      r["memory"] = s.resources.memory_bytes;
+    }
+  }
   if (!s.resources.gpu_types.empty()) r["gpu_type"] = s.resources.gpu_types;
   j["resources"] = r;
   j["replicas"] = s.replicas;

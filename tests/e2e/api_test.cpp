@@ -21,8 +21,7 @@ Json errorOf(const HttpResult& r) {
 }
 
 TEST_F(ApiTest, UnknownFieldIs400NamingTheField) {
-  HttpResult r = api().post("/api/v1/jobs",
-                            R"({"command": ["true"], "resources": {"gpu": 1}})");
+  HttpResult r = api().post("/api/v1/jobs", R"({"command": ["true"], "resources": {"gpu": 1}})");
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(errorOf(r).value("field", ""), "resources.gpu") << r.body;
 
@@ -46,7 +45,8 @@ TEST_F(ApiTest, YamlBodyIsAccepted) {
       "command: [\"true\"]\n"
       "grace_period: 1s\n"
       "env:\n"
-      "  " + std::string(kMarkerEnv) + ": \"" + markerValue() + "\"\n";
+      "  " +
+      std::string(kMarkerEnv) + ": \"" + markerValue() + "\"\n";
   HttpResult r = api().post("/api/v1/jobs", yaml, "application/yaml");
   ASSERT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(r.json.value("name", ""), "from-yaml");
@@ -64,8 +64,7 @@ TEST_F(ApiTest, BodyOverTheLimitIs413) {
 }
 
 TEST_F(ApiTest, InfeasibleRequestIs422NamingTheLargestNode) {
-  HttpResult r =
-      api().post("/api/v1/jobs", R"({"command": ["true"], "resources": {"gpus": 16}})");
+  HttpResult r = api().post("/api/v1/jobs", R"({"command": ["true"], "resources": {"gpus": 16}})");
   EXPECT_EQ(r.status, 422) << r.body;
   Json e = errorOf(r);
   EXPECT_EQ(e.value("field", ""), "resources.gpus") << r.body;
@@ -76,8 +75,8 @@ TEST_F(ApiTest, UnknownJobAndUnknownRouteAre404Json) {
   HttpResult r = api().get("/api/v1/jobs/987654");
   EXPECT_EQ(r.status, 404) << r.body;
   errorOf(r);
-  for (const char* path : {"/api/v1/jobs/987654/events", "/api/v1/jobs/987654/attempts",
-                           "/api/v1/jobs/987654/logs"}) {
+  for (const char* path :
+       {"/api/v1/jobs/987654/events", "/api/v1/jobs/987654/attempts", "/api/v1/jobs/987654/logs"}) {
     r = api().get(path);
     EXPECT_EQ(r.status, 404) << path << ": " << r.body;
     errorOf(r);
@@ -149,9 +148,9 @@ TEST_F(ApiTest, BadQueryValuesAre400NamingTheParameter) {
     std::string query;
     std::string field;
   };
-  for (const Case& c : {Case{"limit=0", "limit"}, Case{"limit=1001", "limit"},
-                        Case{"limit=abc", "limit"}, Case{"state=bogus", "state"},
-                        Case{"before=-1", "before"}}) {
+  for (const Case& c :
+       {Case{"limit=0", "limit"}, Case{"limit=1001", "limit"}, Case{"limit=abc", "limit"},
+        Case{"state=bogus", "state"}, Case{"before=-1", "before"}}) {
     HttpResult r = api().get("/api/v1/jobs?" + c.query);
     EXPECT_EQ(r.status, 400) << c.query << ": " << r.body;
     EXPECT_EQ(errorOf(r).value("field", ""), c.field) << c.query << ": " << r.body;
@@ -222,7 +221,7 @@ TEST_F(ApiTest, EveryDocumentedRouteIsServed) {
   ASSERT_EQ(r.status, 200) << r.body;
   const Json& paths = r.json["paths"];
   ASSERT_TRUE(paths.is_object());
-  static const std::set<std::string> kMethods = {"get",  "post", "put",    "patch",
+  static const std::set<std::string> kMethods = {"get",    "post", "put",    "patch",
                                                  "delete", "head", "options"};
   int checked = 0;
   for (const auto& [path, item] : paths.items()) {

@@ -31,7 +31,8 @@ TEST_F(CliTest, Tour) {
 
   ProcResult jobs = cli({"jobs"});
   EXPECT_EQ(jobs.exit_code, 0) << show(jobs);
-  EXPECT_TRUE(std::regex_search(jobs.out, std::regex("\\n" + id + "\\s+tour\\s+default\\s+tourist")))
+  EXPECT_TRUE(
+      std::regex_search(jobs.out, std::regex("\\n" + id + "\\s+tour\\s+default\\s+tourist")))
       << show(jobs);
 
   ProcResult logs = cli({"logs", "-f", id});

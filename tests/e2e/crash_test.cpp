@@ -85,9 +85,7 @@ TEST_F(CrashTest, ExitWhileServerIsDeadIsRecordedFromTheExitFile) {
   writeFile(gate, "go\n");
   // The job and its supervisor end while nobody watches.
   ASSERT_TRUE(waitFor(
-      [&] {
-        return !processAlive(shell_pid) && !processAlive(static_cast<pid_t>(supervisor_pid));
-      },
+      [&] { return !processAlive(shell_pid) && !processAlive(static_cast<pid_t>(supervisor_pid)); },
       10s))
       << "the job did not end while the server was down";
 
@@ -186,8 +184,8 @@ TEST_F(CrashTest, SubmitBurstSurvivesKill9) {
   // Every accepted submission exists after the restart and succeeds.
   for (std::int64_t id : accepted) {
     HttpResult r = api().get("/api/v1/jobs/" + std::to_string(id));
-    EXPECT_EQ(r.status, 200) << "accepted job " << id << " is missing after the restart: "
-                             << r.body;
+    EXPECT_EQ(r.status, 200) << "accepted job " << id
+                             << " is missing after the restart: " << r.body;
   }
   std::map<std::int64_t, Json> jobs;
   bool all_done = waitFor(
@@ -264,8 +262,7 @@ TEST_F(CrashTest, SubmitBurstSurvivesKill9) {
   }
   for (const auto& name : duplicates) {
     std::string n = name.substr(0, name.find(' '));
-    EXPECT_NE(std::find(unknown_outcome.begin(), unknown_outcome.end(), n),
-              unknown_outcome.end())
+    EXPECT_NE(std::find(unknown_outcome.begin(), unknown_outcome.end(), n), unknown_outcome.end())
         << n << " was stored twice but never resent";
   }
   EXPECT_EQ(accepted_names.size(), static_cast<size_t>(kJobs));

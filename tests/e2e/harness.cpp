@@ -364,8 +364,8 @@ ServerProcess::~ServerProcess() {
   std::filesystem::remove(url_file, ec);
   url_.clear();
 
-  std::vector<std::string> argv = {bin, "server", "--listen", "127.0.0.1:0", "--data-dir",
-                                   data_dir_};
+  std::vector<std::string> argv = {bin,           "server",     "--listen",
+                                   "127.0.0.1:0", "--data-dir", data_dir_};
   argv.insert(argv.end(), args_.begin(), args_.end());
   ExecArgs exec(argv, {});
   int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -412,8 +412,8 @@ ServerProcess::~ServerProcess() {
       deadline, 20ms);
   if (ok && why.empty()) return ::testing::AssertionSuccess();
   if (running()) kill();
-  return ::testing::AssertionFailure() << "server did not become ready within "
-                                       << deadline.count() << " ms: " << why << "\nserver log:\n"
+  return ::testing::AssertionFailure() << "server did not become ready within " << deadline.count()
+                                       << " ms: " << why << "\nserver log:\n"
                                        << log();
 }
 
@@ -469,9 +469,7 @@ void E2eTest::TearDown() {
 }
 
 Json E2eTest::scriptJob(const std::string& script, int gpus) const {
-  Json spec = {{"script", script},
-               {"grace_period", "1s"},
-               {"env", {{kMarkerEnv, markerValue()}}}};
+  Json spec = {{"script", script}, {"grace_period", "1s"}, {"env", {{kMarkerEnv, markerValue()}}}};
   if (gpus > 0) spec["resources"] = {{"gpus", gpus}};
   return spec;
 }

@@ -68,8 +68,7 @@ TEST_F(JobsTest, SecondJobWaitsWithReasonAndStartsAfterCancel) {
 
 TEST_F(JobsTest, GpuJobsAreIsolatedAndSeeTheirEnvironment) {
   const std::string gate = tmp_.sub("gate");
-  std::string script = std::string(kPrintEnv) +
-                       "while [ ! -f \"$GATE\" ]; do sleep 0.05; done";
+  std::string script = std::string(kPrintEnv) + "while [ ! -f \"$GATE\" ]; do sleep 0.05; done";
   std::vector<std::int64_t> ids;
   for (int gpus : {1, 1, 0}) {
     Json spec = scriptJob(script, gpus);
@@ -259,8 +258,7 @@ TEST_F(JobsTest, LogTailReturnsExactlyTheLastLines) {
 
 TEST_F(JobsTest, LogFollowStreamsLinesLive) {
   const std::string gate = tmp_.sub("gate");
-  Json spec = scriptJob(
-      "echo ready; while [ ! -f \"$GATE\" ]; do sleep 0.05; done; echo finished");
+  Json spec = scriptJob("echo ready; while [ ! -f \"$GATE\" ]; do sleep 0.05; done; echo finished");
   spec["env"]["GATE"] = gate;
   std::int64_t id = api().submit(spec);
   ASSERT_GT(id, 0);
