@@ -207,6 +207,7 @@ Result<int> ApiServer::bind(const std::string& host, int port) {
 void ApiServer::serve() { http_->listen_after_bind(); }
 
 void ApiServer::stop() {
+  stopping_ = true;
   if (http_) http_->stop();
 }
 
@@ -381,7 +382,9 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
             if (!first.empty() && !sink.write(first.data(), first.size())) return false;
           }
         }
-        while (sink.is_writable()) {
+        // On shutdown the stream is cut (not ended): the client must not take
+        // it for the end of the log.
+        while (sink.is_writable() && !stopping_) {
           if (state->number > 0) {
             auto chunk = readLogFrom(layout_, *state, r, *cursor);
             if (chunk.isOk() && !chunk->data.empty()) {

@@ -5,6 +5,7 @@
 // Thread-safe: handlers run on the server's worker threads.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,8 @@ class ApiServer {
   ApiOptions options_;
   std::vector<Route> routes_;
   std::unique_ptr<httplib::Server> http_;
+  // Set by stop(): follow streams end so the worker threads can be joined.
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace ty

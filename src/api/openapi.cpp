@@ -1,12 +1,19 @@
-#include <regex>
-
 #include "api/routes.h"
 
 namespace ty {
 
 std::string routeRegex(const std::string& path) {
-  static const std::regex kParam(R"(\{[a-z_]+\})");
-  return std::regex_replace(path, kParam, R"((\d+))");
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    size_t close = path[i] == '{' ? path.find('}', i) : std::string::npos;
+    if (close == std::string::npos) {
+      out += path[i];
+    } else {
+      out += R"((\d+))";
+      i = close;
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -45,6 +45,13 @@ std::int64_t nowMs() {
   std::exit(s.code() == StatusCode::kInvalidArgument && s.field().rfind("--", 0) == 0 ? 2 : 1);
 }
 
+// A mistake in how the command was called, found before asking the server:
+// exit code 2, like the usage errors the flag parser reports.
+[[noreturn]] void usageError(const std::string& what, const std::string& message) {
+  std::cerr << "error: " << what << ": " << message << "\n";
+  std::exit(2);
+}
+
 template <typename T>
 T orFail(Result<T> r) {
   if (!r.isOk()) fail(r.status());
@@ -73,7 +80,7 @@ std::string str(const Json& j, const char* key) {
 std::string jobPath(const std::string& id) {
   for (char c : id) {
     if (!std::isdigit(static_cast<unsigned char>(c))) {
-      fail(Status::invalidArgument("job ids are numbers such as 42 (got \"" + id + "\")", "JOB"));
+      usageError("JOB", "job ids are numbers such as 42 (got \"" + id + "\")");
     }
   }
   return "/api/v1/jobs/" + id;
@@ -152,10 +159,9 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
       spec["env"][kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     if (!spec.contains("command") && !spec.contains("script")) {
-      fail(Status::invalidArgument(
-          "nothing to run: give a command after -- (trainyard submit -- python3 train.py), "
-          "--script, or -f job.yaml",
-          "command"));
+      usageError("command",
+                 "nothing to run: give a command after -- (trainyard submit -- python3 "
+                 "train.py), --script, or -f job.yaml");
     }
     ApiClient client(serverUrl(g->server));
     Json job = orFail(client.post("/api/v1/jobs", spec.dump()));

@@ -71,6 +71,10 @@ TEST_F(CliTest, UsageErrorExits2) {
   EXPECT_EQ(r.exit_code, 2) << show(r);
   r = cli({"submit", "--gpus", "1"});  // nothing to run
   EXPECT_EQ(r.exit_code, 2) << show(r);
+  r = cli({"describe", "abc"});  // not a job id
+  EXPECT_EQ(r.exit_code, 2) << show(r);
+  r = cli({"describe"});  // no job id
+  EXPECT_EQ(r.exit_code, 2) << show(r);
 }
 
 TEST_F(CliTest, ErrorsFromTheServerExit1) {

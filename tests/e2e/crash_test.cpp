@@ -3,7 +3,9 @@
 // lost, nothing runs twice, and nothing is left behind.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iostream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -26,7 +28,9 @@ TEST_F(CrashTest, RunningJobIsAdoptedAfterKill9AndEndsWithCompleteLog) {
 
   // Mid-run: a few lines are out, most are still to come.
   ASSERT_TRUE(waitFor([&] { return api().logs(id).find("line-3\n") != std::string::npos; }, 10s))
-      << "log so far: " << api().logs(id);
+      << "log so far: " << api().logs(id) << "\njob: " << api().job(id).dump() << "\nevents:\n"
+      << joinLines(api().eventLines(id)) << "processes:\n"
+      << describeProcesses(processesMentioning(tmp_.path()));
   Json before = api().job(id);
   ASSERT_EQ(before.value("state", ""), "running") << before.dump();
   Json attempt = before["attempt"];
@@ -98,6 +102,77 @@ TEST_F(CrashTest, ExitWhileServerIsDeadIsRecordedFromTheExitFile) {
   EXPECT_EQ(done.value("attempts", 0), 1) << joinLines(events);
   EXPECT_FALSE(anyContains(events, "lost")) << joinLines(events);
   expectNoLeftoverProcesses();
+}
+
+// A cancel in progress survives a crash: the job that ignores SIGTERM is
+// still SIGKILLed when its grace period ends, by the restarted server.
+TEST_F(CrashTest, CancelInProgressIsFinishedAfterKill9) {
+  Json spec = scriptJob("trap '' TERM; echo ready; while true; do sleep 0.1; done");
+  spec["grace_period"] = "1s";
+  std::int64_t id = api().submit(spec);
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(waitFor([&] { return api().logs(id).find("ready") != std::string::npos; }, 10s));
+  HttpResult r = api().post("/api/v1/jobs/" + std::to_string(id) + "/cancel", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  server_->kill();
+  ASSERT_TRUE(server_->start());
+  Json done = api().waitDone(id, 15s);
+  auto events = api().eventLines(id);
+  EXPECT_EQ(done.value("state", ""), "cancelled") << joinLines(events);
+  EXPECT_EQ(done.value("attempts", 0), 1) << joinLines(events);
+  EXPECT_TRUE(anyContains(events, "SIGKILL")) << joinLines(events);
+  expectNoLeftoverProcesses();
+}
+
+// SIGTERM stops the server promptly even while a client follows a log; the
+// job keeps running and is adopted by the next server.
+TEST_F(CrashTest, GracefulStopWithAnOpenFollowStream) {
+  const std::string gate = tmp_.sub("gate");
+  Json spec = scriptJob("echo ready; while [ ! -f \"$GATE\" ]; do sleep 0.05; done; echo end");
+  spec["env"]["GATE"] = gate;
+  std::int64_t id = api().submit(spec);
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(waitFor([&] { return api().logs(id).find("ready") != std::string::npos; }, 10s));
+  std::atomic<bool> ended{false};
+  std::atomic<bool> cut{false};
+  std::mutex mu;
+  std::string received;
+  std::thread follower([&, url = server_->url()] {
+    httplib::Client c(url);
+    c.set_read_timeout(30, 0);
+    auto res = c.Get("/api/v1/jobs/" + std::to_string(id) + "/logs?follow=true",
+                     [&](const char* d, size_t n) {
+                       std::lock_guard lock(mu);
+                       received.append(d, n);
+                       return true;
+                     });
+    cut = !res;
+    ended = true;
+  });
+  // The stream is open once the existing line has arrived.
+  EXPECT_TRUE(waitFor(
+      [&] {
+        std::lock_guard lock(mu);
+        return received == "ready\n";
+      },
+      10s));
+  auto t0 = std::chrono::steady_clock::now();
+  int code = server_->stop(10s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(code, 0) << "the server did not exit cleanly on SIGTERM (-1: had to be killed)";
+  EXPECT_LT(took, 5s);
+  EXPECT_TRUE(waitFor([&] { return ended.load(); }, 10s)) << "the follow stream was not closed";
+  follower.join();
+  EXPECT_TRUE(cut.load()) << "the stream ended as if the log were complete";
+
+  ASSERT_TRUE(server_->start());
+  writeFile(gate, "go\n");
+  Json done = api().waitDone(id);
+  auto events = api().eventLines(id);
+  EXPECT_EQ(done.value("state", ""), "succeeded") << joinLines(events);
+  EXPECT_EQ(done.value("attempts", 0), 1) << joinLines(events);
+  EXPECT_TRUE(anyContains(events, "Adopted")) << joinLines(events);
+  EXPECT_EQ(api().logs(id), "ready\nend\n");
 }
 
 // 16 threads submit 200 jobs; the server is killed in the middle and

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -242,6 +243,40 @@ TEST_F(JobsTest, RetrySucceedsOnSecondAttempt) {
   EXPECT_EQ(done["exit_code"], 0);
 }
 
+TEST_F(JobsTest, CancelDuringRetryBackoffCancelsAtOnce) {
+  Json spec = scriptJob("exit 1");
+  spec["retries"] = {{"limit", 3}, {"backoff", "30s"}};
+  std::int64_t id = api().submit(spec);
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(waitFor(
+      [&] { return api().job(id).value("reason", "").find("retry 1 of 3") != std::string::npos; },
+      10s))
+      << api().job(id).dump();
+  EXPECT_EQ(api().state(id), "pending");
+  HttpResult r = api().post(cancelPath(id), "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json.value("state", ""), "cancelled") << r.body;
+  Json done = api().waitDone(id, 5s);
+  EXPECT_EQ(done.value("state", ""), "cancelled");
+  EXPECT_EQ(done.value("attempts", 0), 1);
+}
+
+TEST_F(JobsTest, CancelOfPendingJobIsImmediate) {
+  std::int64_t a = api().submit(scriptJob("sleep 30", 4));
+  ASSERT_GT(a, 0);
+  ASSERT_TRUE(api().waitState(a, "running"));
+  std::int64_t b = api().submit(scriptJob("echo never", 4));
+  ASSERT_GT(b, 0);
+  HttpResult r = api().post(cancelPath(b), "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json.value("state", ""), "cancelled") << r.body;
+  EXPECT_EQ(api().job(b).value("attempts", -1), 0);
+  // A second cancel finds it finished: 409.
+  EXPECT_EQ(api().post(cancelPath(b), "").status, 409);
+  EXPECT_EQ(api().post(cancelPath(a), "").status, 200);
+  EXPECT_EQ(api().waitDone(a).value("state", ""), "cancelled");
+}
+
 TEST_F(JobsTest, LogTailReturnsExactlyTheLastLines) {
   std::int64_t id =
       api().submit(scriptJob("i=1; while [ $i -le 10 ]; do echo line-$i; i=$((i+1)); done"));
@@ -315,6 +350,32 @@ TEST_F(JobsTest, LogsSurviveAServerRestart) {
   HttpResult r = api().get("/api/v1/jobs/" + std::to_string(id) + "/logs?follow=true");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "before-restart\nsecond-line\n");
+}
+
+}  // namespace
+}  // namespace ty::e2e
+
+namespace ty::e2e {
+namespace {
+
+// Two servers on one machine (over different data dirs) both have a job 1;
+// the end of one must not touch the other's processes.
+TEST_F(JobsTest, TwoServersDoNotTouchEachOthersJobs) {
+  TempDir other_tmp;
+  ServerProcess other(other_tmp.sub("data"), other_tmp.sub("server.log"));
+  ASSERT_TRUE(other.start());
+  std::int64_t mine = api().submit(scriptJob("echo ready; sleep 2; echo done"));
+  ASSERT_EQ(mine, 1);
+  ASSERT_TRUE(waitFor([&] { return api().logs(mine).find("ready") != std::string::npos; }, 10s));
+  Json quick = {{"command", {"true"}}, {"env", {{kMarkerEnv, other_tmp.path()}}}};
+  std::int64_t theirs = other.api().submit(quick);
+  ASSERT_EQ(theirs, 1);
+  EXPECT_EQ(other.api().waitDone(theirs).value("state", ""), "succeeded");
+  Json done = api().waitDone(mine);
+  auto events = api().eventLines(mine);
+  EXPECT_EQ(done.value("state", ""), "succeeded") << joinLines(events);
+  EXPECT_EQ(api().logs(mine), "ready\ndone\n") << joinLines(events);
+  other.kill();
 }
 
 }  // namespace

@@ -1,10 +1,24 @@
 #include "exec/local/container.h"
 
+#include <cstdint>
+#include <cstdio>
+
 namespace ty {
 
-std::string containerName(const AttemptKey& key, int replica) {
-  return "ty-" + std::to_string(key.job.value()) + "-" + std::to_string(key.number) + "-" +
-         std::to_string(replica);
+std::string containerName(const std::string& instance, const AttemptKey& key, int replica) {
+  return "ty-" + instance + "-" + std::to_string(key.job.value()) + "-" +
+         std::to_string(key.number) + "-" + std::to_string(replica);
+}
+
+std::string instanceTag(const std::string& data_dir) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a
+  for (unsigned char c : data_dir) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(h & 0xffffffffULL));
+  return buf;
 }
 
 std::vector<std::string> podmanRunArgv(

@@ -37,8 +37,14 @@ struct ContainerRun {
   std::vector<int> gpus;  // host GPU indices
 };
 
-// "ty-<job>-<attempt>-<replica>".
-std::string containerName(const AttemptKey& key, int replica);
+// "ty-<instance>-<job>-<attempt>-<replica>". `instance` tells apart servers
+// sharing one machine (see instanceTag()), so that one server's cleanup
+// never touches another's containers or cgroups.
+std::string containerName(const std::string& instance, const AttemptKey& key, int replica);
+
+// A short stable tag for a data directory: 8 hex digits of a hash of its
+// absolute path.
+std::string instanceTag(const std::string& data_dir);
 
 // podman run --rm --name N --runtime R --network NET --ulimit ... [--cpus X]
 // [--memory B] [-w DIR] -e K=V ... [--device ...] IMAGE argv...

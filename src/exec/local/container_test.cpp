@@ -8,7 +8,10 @@ namespace ty {
 namespace {
 
 TEST(ContainerTest, NameFromAttemptAndReplica) {
-  EXPECT_EQ(containerName(AttemptKey{JobId(42), 3}, 1), "ty-42-3-1");
+  EXPECT_EQ(containerName("0badcafe", AttemptKey{JobId(42), 3}, 1), "ty-0badcafe-42-3-1");
+  EXPECT_EQ(instanceTag("/srv/a").size(), 8u);
+  EXPECT_NE(instanceTag("/srv/a"), instanceTag("/srv/b"));
+  EXPECT_EQ(instanceTag("/srv/a"), instanceTag("/srv/a"));
 }
 
 TEST(ContainerTest, PodmanRunArgvWithEverything) {

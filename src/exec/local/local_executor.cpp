@@ -1,6 +1,7 @@
 #include "exec/local/local_executor.h"
 
 #include <arpa/inet.h>
+#include <filesystem>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -151,6 +152,7 @@ class LocalExecutor final : public Executor {
   LocalExecutor(LocalExecutorConfig config, CgroupManager cgroups, UniqueFd wake)
       : config_(std::move(config)),
         layout_(config_.data_dir),
+        instance_(instanceTag(std::filesystem::absolute(config_.data_dir).lexically_normal())),
         cgroups_(std::move(cgroups)),
         inherited_env_(inheritedEnvironment()),
         wake_(std::move(wake)) {}
@@ -342,7 +344,7 @@ class LocalExecutor final : public Executor {
     std::vector<std::string> cgroup_dirs;
     if (!container && config_.use_cgroups) {
       CgroupLimits limits{request.spec.resources.cpus.milli(), request.spec.resources.memory_bytes};
-      auto made = cgroups_.create(containerName(key, r), limits);
+      auto made = cgroups_.create(containerName(instance_, key, r), limits);
       if (made.isOk()) {
         cgroup_dirs = *made;
         std::string text;
@@ -362,7 +364,7 @@ class LocalExecutor final : public Executor {
     EnvMap env = replicaEnvironment(request, r, inherited_env_, container);
     std::string container_name;
     if (container) {
-      container_name = containerName(key, r);
+      container_name = containerName(instance_, key, r);
       ContainerRun run;
       run.name = container_name;
       run.image = request.spec.image;
@@ -698,6 +700,7 @@ class LocalExecutor final : public Executor {
 
   const LocalExecutorConfig config_;
   const RunLayout layout_;
+  const std::string instance_;  // tells this server's cgroups and containers apart
   const CgroupManager cgroups_;
   const EnvMap inherited_env_;
   UniqueFd wake_;

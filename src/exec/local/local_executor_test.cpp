@@ -83,13 +83,24 @@ class LocalExecutorTest : public ::testing::Test {
         (*cleanup)->release(key);
       }
     }
-    // The per-test-run cgroup parents.
-    RunLayout layout(config_.data_dir);
-    for (const auto& key : launched_) {
-      std::istringstream in(readText(layout.file(key, 0, RunLayout::kCgroupsFile)));
-      std::string dir;
-      while (std::getline(in, dir)) ::rmdir(dir.substr(0, dir.rfind('/')).c_str());
+    // The cgroup parents of this test process (v1: under its own cgroups).
+    std::istringstream self(readText("/proc/self/cgroup"));
+    std::string line;
+    while (std::getline(self, line)) {
+      size_t a = line.find(':');
+      size_t b = line.find(':', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      std::string controllers = line.substr(a + 1, b - a - 1);
+      std::string path = line.substr(b + 1);
+      if (path == "/") path.clear();
+      for (const char* c : {"cpu", "memory"}) {
+        if (controllers == c) {
+          ::rmdir(
+              ("/sys/fs/cgroup/" + std::string(c) + path + "/" + config_.cgroup_parent).c_str());
+        }
+      }
     }
+    ::rmdir(("/sys/fs/cgroup/" + config_.cgroup_parent).c_str());  // v2
   }
 
   Executor& executor() {
@@ -486,7 +497,10 @@ TEST_F(LocalExecutorTest, CgroupLimitsAreApplied) {
   std::set<std::string> checked;
   pid_t sup = static_cast<pid_t>(res->started[0].pid);
   while (std::getline(in, dir)) {
-    EXPECT_NE(dir.find(config_.cgroup_parent + "/ty-19-1-0"), std::string::npos) << dir;
+    EXPECT_NE(dir.find(config_.cgroup_parent + "/" +
+                       containerName(instanceTag(config_.data_dir), req.key, 0)),
+              std::string::npos)
+        << dir;
     if (sys::fileExists(dir + "/cpu.cfs_quota_us")) {
       EXPECT_EQ(readText(dir + "/cpu.cfs_quota_us"), "50000\n");
       EXPECT_EQ(readText(dir + "/cpu.cfs_period_us"), "100000\n");
@@ -600,7 +614,8 @@ TEST_F(LocalExecutorTest, PodmanContainerRunsWithOutputAndExitCode) {
   EXPECT_EQ(e->exit_code, 3) << log(req.key);
   EXPECT_NE(log(req.key).find("hello from replica 0 of 1 gpus=[]"), std::string::npos)
       << log(req.key);
-  EXPECT_EQ(readText(file(req.key, 0, RunLayout::kContainerFile)), "ty-30-1-0");
+  EXPECT_EQ(readText(file(req.key, 0, RunLayout::kContainerFile)),
+            containerName(instanceTag(config_.data_dir), req.key, 0));
   executor().release(req.key);
 }
 
