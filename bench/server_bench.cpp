@@ -113,6 +113,7 @@ void report(const char* what, const std::vector<double>& ms) {
 void latency(int jobs) {
   Server s("4xA100-80GB");
   httplib::Client c(s.url());
+  c.set_tcp_nodelay(true);
   std::vector<double> to_process, to_running_state;
   Json spec = {{"command", {"/bin/date", "+%s%N"}}, {"resources", {{"gpus", 1}}}};
   for (int i = 0; i < jobs; ++i) {
@@ -140,6 +141,7 @@ void latency(int jobs) {
 void submitRate(int jobs, int clients) {
   Server s("1xA100-80GB");
   httplib::Client c(s.url());
+  c.set_tcp_nodelay(true);
   // One job holds the only GPU, so every benchmark submission stays queued
   // and the figure is the cost of durable acceptance, not of running jobs.
   std::int64_t blocker = submit(c, {{"command", {"sleep", "3600"}}, {"resources", {{"gpus", 1}}}});
@@ -152,6 +154,7 @@ void submitRate(int jobs, int clients) {
     threads.emplace_back([&] {
       httplib::Client cc(s.url());
       cc.set_keep_alive(true);
+      cc.set_tcp_nodelay(true);
       std::vector<double> mine;
       Json spec = {{"command", {"/bin/true"}}, {"resources", {{"gpus", 1}}}};
       while (next.fetch_add(1) < jobs) {
@@ -184,6 +187,7 @@ void e2e(int jobs, int clients) {
     threads.emplace_back([&] {
       httplib::Client cc(s.url());
       cc.set_keep_alive(true);
+      cc.set_tcp_nodelay(true);
       Json spec = {{"command", {"/bin/true"}}, {"resources", {{"gpus", 1}}}};
       while (next.fetch_add(1) < jobs) submit(cc, spec);
     });
@@ -191,6 +195,7 @@ void e2e(int jobs, int clients) {
   for (auto& t : threads) t.join();
   double submit_secs = std::chrono::duration<double>(Clock::now() - start).count();
   httplib::Client c(s.url());
+  c.set_tcp_nodelay(true);
   for (const char* st : {"pending", "scheduled", "running"}) {
     while (!getJson(c, std::string("/api/v1/jobs?limit=1&state=") + st)["jobs"].empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -77,6 +77,8 @@ ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, ApiO
   http_->set_read_timeout(30, 0);
   http_->set_write_timeout(30, 0);
   http_->set_keep_alive_max_count(1000);
+  // Small JSON answers must not wait for delayed ACKs (Nagle).
+  http_->set_tcp_nodelay(true);
   http_->set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;

@@ -66,6 +66,7 @@ std::string serverUrl(const std::string& flag) {
 ApiClient::ApiClient(std::string base_url)
     : base_url_(std::move(base_url)), http_(std::make_unique<httplib::Client>(base_url_)) {
   http_->set_connection_timeout(5, 0);
+  http_->set_tcp_nodelay(true);
   http_->set_read_timeout(3600, 0);
   http_->set_default_headers({{"X-Trainyard-User", localUser()}});
 }

@@ -554,6 +554,7 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
     req.replica_gpus.push_back(std::move(gpus));
   }
   auto result = executor_.launch(req);
+  now = clock_.now();  // launches of one pass run one after another
   if (!result.isOk()) {
     for (size_t r = 0; r < live.exits.size(); ++r) {
       if (!live.exits[r]) {

@@ -206,6 +206,7 @@ HttpResult toResult(const httplib::Result& res) {
 
 std::unique_ptr<httplib::Client> client(const std::string& url) {
   auto c = std::make_unique<httplib::Client>(url);
+  c->set_tcp_nodelay(true);
   c->set_connection_timeout(5, 0);
   c->set_read_timeout(30, 0);
   c->set_write_timeout(30, 0);
