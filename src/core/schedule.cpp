@@ -40,26 +40,47 @@ std::vector<int> matchingFree(const FreeNode& n, const Resources& r) {
   return out;
 }
 
-bool fits(const FreeNode& n, const Resources& r) {
+std::int64_t countMatchingFree(const FreeNode& n, const Resources& r) {
+  if (r.gpu_types.empty()) return static_cast<std::int64_t>(n.free_gpus.size());
+  return static_cast<std::int64_t>(matchingFree(n, r).size());
+}
+
+bool fitsBesidesGpus(const FreeNode& n, const Resources& r) {
   if (!r.cpus.isZero() && n.free_cpus < r.cpus) return false;
-  if (r.memory_bytes > 0 && n.free_memory < r.memory_bytes) return false;
-  return static_cast<std::int64_t>(matchingFree(n, r).size()) >= r.gpus.wholeUnits();
+  return r.memory_bytes <= 0 || n.free_memory >= r.memory_bytes;
+}
+
+// What one replica took from a node, to give it back if the gang fails.
+struct Taken {
+  FreeNode* node;
+  std::vector<int> gpus;
+};
+
+void giveBack(const std::vector<Taken>& taken, const Resources& r) {
+  for (const auto& t : taken) {
+    t.node->free_gpus.insert(t.gpus.begin(), t.gpus.end());
+    if (!r.cpus.isZero()) t.node->free_cpus += r.cpus;
+    if (r.memory_bytes > 0) t.node->free_memory += r.memory_bytes;
+  }
 }
 
 // Places every replica or none; on success `nodes` holds the allocation.
 std::optional<std::vector<ReplicaPlacement>> placeGang(std::vector<FreeNode>& nodes,
                                                        const Resources& r, int replicas) {
-  std::vector<FreeNode> trial = nodes;
   std::vector<ReplicaPlacement> out;
+  std::vector<Taken> taken;
   const std::int64_t want = r.gpus.wholeUnits();
   for (int i = 0; i < replicas; ++i) {
     // Best fit: the node with the fewest matching free GPUs that still fit,
     // then the fewest free CPUs, then the name, so big blocks stay whole.
     FreeNode* best = nullptr;
-    size_t best_free = 0;
-    for (auto& n : trial) {
-      if (!fits(n, r)) continue;
-      size_t free = matchingFree(n, r).size();
+    std::int64_t best_free = 0;
+    for (auto& n : nodes) {
+      if (static_cast<std::int64_t>(n.free_gpus.size()) < want || !fitsBesidesGpus(n, r)) {
+        continue;
+      }
+      std::int64_t free = countMatchingFree(n, r);
+      if (free < want) continue;
       if (!best || free < best_free ||
           (free == best_free && n.free_cpus < best->free_cpus) ||
           (free == best_free && n.free_cpus == best->free_cpus &&
@@ -68,7 +89,10 @@ std::optional<std::vector<ReplicaPlacement>> placeGang(std::vector<FreeNode>& no
         best_free = free;
       }
     }
-    if (!best) return std::nullopt;
+    if (!best) {
+      giveBack(taken, r);
+      return std::nullopt;
+    }
     std::vector<int> candidates = matchingFree(*best, r);
     ReplicaPlacement p{best->info->name, {}};
     for (std::int64_t k = 0; k < want; ++k) {
@@ -77,9 +101,9 @@ std::optional<std::vector<ReplicaPlacement>> placeGang(std::vector<FreeNode>& no
     }
     if (!r.cpus.isZero()) best->free_cpus -= r.cpus;
     if (r.memory_bytes > 0) best->free_memory -= r.memory_bytes;
+    taken.push_back({best, p.gpus});
     out.push_back(std::move(p));
   }
-  nodes = std::move(trial);
   return out;
 }
 
@@ -104,11 +128,15 @@ std::string explainWait(const std::vector<FreeNode>& nodes, const PendingJob& jo
   if (nodes.empty()) return "Waiting: no nodes are available";
   // Name the node with the most matching free GPUs.
   const FreeNode* most = &nodes[0];
+  std::int64_t free = countMatchingFree(*most, r);
   for (const auto& n : nodes) {
-    if (matchingFree(n, r).size() > matchingFree(*most, r).size()) most = &n;
+    std::int64_t f = countMatchingFree(n, r);
+    if (f > free) {
+      most = &n;
+      free = f;
+    }
   }
-  size_t free = matchingFree(*most, r).size();
-  if (static_cast<std::int64_t>(free) < g) {
+  if (free < g) {
     return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
            ", " + std::to_string(free) + " free on node " + most->info->name;
   }
