@@ -25,18 +25,6 @@ deps() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 }
 
-# Podman's defaults do not fit every machine: the ulimits it asks for can
-# exceed the host's hard limits, and crun fails on hybrid cgroup hosts.
-# Trainyard passes --runtime runc and --ulimit itself; this only makes the
-# test image import work on such hosts.
-podman_setup() {
-  command -v podman >/dev/null || return 0
-  if [ ! -f /etc/containers/containers.conf ] || ! grep -q '^default_ulimits' /etc/containers/containers.conf; then
-    as_root mkdir -p /etc/containers
-    printf '[containers]\ndefault_ulimits = []\n' | as_root tee -a /etc/containers/containers.conf >/dev/null
-  fi
-}
-
 configure() { # configure <dir> [cmake args...]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
@@ -62,7 +50,6 @@ run() {
 
 test_all() {
   deps "$TEST_PKGS"
-  podman_setup
   # Warnings are errors here and in CI.
   configure build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTY_WERROR=ON
   cmake --build build-test -j "$JOBS"
