@@ -253,7 +253,12 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
   auto page = store_.listJobs(q);
   if (!page.isOk()) return writeError(res, page.status());
   Json jobs = Json::array();
-  for (const auto& j : page->jobs) jobs.push_back(jobToJson(j));
+  for (const auto& j : page->jobs) {
+    jobs.push_back(jobToJson(j));
+    if (j.state == JobState::kPending) {
+      if (auto w = control_.waitInfo(j.id)) jobs.back()["reason"] = w->message;
+    }
+  }
   Json out = {{"jobs", jobs}};
   out["next_before"] = page->next_before ? Json(page->next_before) : Json(nullptr);
   writeJson(res, 200, out);
@@ -272,6 +277,7 @@ void ApiServer::getJob(const httplib::Request& req, httplib::Response& res) {
   if (job->state == JobState::kPending) {
     if (auto w = control_.waitInfo(*id)) {
       out["waiting"] = {{"position", w->position}, {"message", w->message}};
+      out["reason"] = w->message;
     }
   }
   writeJson(res, 200, out);
@@ -361,6 +367,13 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
     res.set_content(initial(key, *tail), "text/plain; charset=utf-8");
     return;
   }
+  const int max_follows = std::max(1, options_.worker_threads - 8);
+  if (follows_->fetch_add(1) >= max_follows) {
+    follows_->fetch_sub(1);
+    return writeError(res, Status::unavailable(
+                               "too many log streams are open (" + std::to_string(max_follows) +
+                               "); try again later, or read without follow"));
+  }
   // Follow: send what exists, then new bytes as they come, until the job
   // ends and its log is drained. Without a pinned attempt, later attempts
   // (retries) are followed too.
@@ -422,7 +435,8 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
           std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
         }
         return false;
-      });
+      },
+      [follows = follows_](bool) { follows->fetch_sub(1); });
 }
 
 }  // namespace ty

@@ -56,6 +56,9 @@ class ApiServer {
   std::unique_ptr<httplib::Server> http_;
   // Set by stop(): follow streams end so the worker threads can be joined.
   std::atomic<bool> stopping_{false};
+  // Open follow streams; each holds a worker thread, so they are capped
+  // below the pool size and the rest of the API keeps answering.
+  std::shared_ptr<std::atomic<int>> follows_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace ty

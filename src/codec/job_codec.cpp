@@ -54,8 +54,10 @@ class ObjectReader {
   Status duration(const std::string& key, DurationMs& out) {
     const Json* v = get(key);
     if (!v) return Status::ok();
-    if (v->is_number_integer() && v->get<long long>() >= 0) {
-      out = v->get<long long>() * 1000;  // bare numbers are seconds
+    // Bare numbers are seconds; at most about 100 years.
+    if (v->is_number_integer() && v->get<long long>() >= 0 &&
+        v->get<long long>() <= 3'153'600'000LL) {
+      out = v->get<long long>() * 1000;
       return Status::ok();
     }
     DurationMs d = v->is_string() ? parseDuration(v->get<std::string>()) : -1;
@@ -120,19 +122,24 @@ Status readStringList(const Json* v, const std::string& field, std::vector<std::
   return Status::ok();
 }
 
-Json yamlToJson(const YAML::Node& node) {
+// YAML aliases can make a tiny document expand enormously; the expansion is
+// counted and cut off.
+constexpr int kMaxYamlNodes = 100'000;
+
+Json yamlToJson(const YAML::Node& node, int& budget) {
+  if (--budget < 0) return nullptr;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Sequence: {
       Json arr = Json::array();
-      for (const auto& item : node) arr.push_back(yamlToJson(item));
+      for (const auto& item : node) arr.push_back(yamlToJson(item, budget));
       return arr;
     }
     case YAML::NodeType::Map: {
       Json obj = Json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = yamlToJson(kv.second);
+      for (const auto& kv : node) obj[kv.first.as<std::string>()] = yamlToJson(kv.second, budget);
       return obj;
     }
     case YAML::NodeType::Scalar: {
@@ -145,9 +152,9 @@ Json yamlToJson(const YAML::Node& node) {
         char* end = nullptr;
         errno = 0;
         long long n = std::strtoll(s.c_str(), &end, 10);
-        if (*end == '\0' && errno == 0 && (std::isdigit(s[0]) || s[0] == '-')) return n;
+        if (*end == '\0' && errno == 0 && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) return n;
         double d = std::strtod(s.c_str(), &end);
-        if (*end == '\0' && (std::isdigit(s[0]) || s[0] == '-' || s[0] == '.')) return d;
+        if (*end == '\0' && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.')) return d;
       }
       return s;
     }
@@ -288,7 +295,13 @@ Result<Json> parseBody(const std::string& body, bool yaml) {
   if (yaml) {
     try {
       YAML::Node node = YAML::Load(body);
-      return yamlToJson(node);
+      int budget = kMaxYamlNodes;
+      Json j = yamlToJson(node, budget);
+      if (budget < 0) {
+        return Status::invalidArgument("YAML expands to more than " +
+                                       std::to_string(kMaxYamlNodes) + " values (aliases?)");
+      }
+      return j;
     } catch (const YAML::Exception& e) {
       return Status::invalidArgument(std::string("malformed YAML: ") + e.what());
     }

@@ -45,6 +45,12 @@ TEST(SpecCodec, NamesWrongTypes) {
   EXPECT_EQ(s.status().field(), "resources.memory");
 }
 
+TEST(SpecCodec, RejectsDurationsThatWouldOverflow) {
+  auto s = specFromJson(Json::parse(R"({"command":["true"],"grace_period":9300000000000000})"));
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.status().field(), "grace_period");
+}
+
 TEST(SpecCodec, AcceptsYaml) {
   auto j = parseBody("name: t\ncommand: [python3, x.py]\nresources:\n  gpus: 2\n  memory: 1Gi\n"
                      "max_runtime: 2h\nenv:\n  SEED: 42\n",
@@ -62,6 +68,20 @@ TEST(SpecCodec, RejectsMalformedAndDeepBodies) {
   EXPECT_FALSE(parseBody("", false).isOk());
   EXPECT_FALSE(parseBody(std::string(100, '[') + std::string(100, ']'), false).isOk());
   EXPECT_FALSE(parseBody("a: [", true).isOk());
+}
+
+TEST(SpecCodec, RejectsYamlAliasBombs) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'h'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", *" : "*") + prev;
+    bomb += "]\n";
+    prev = c;
+  }
+  auto j = parseBody(bomb, true);
+  ASSERT_FALSE(j.isOk());
+  EXPECT_NE(j.status().message().find("aliases"), std::string::npos);
 }
 
 TEST(ErrorShape, HasCodeMessageAndField) {

@@ -1,10 +1,9 @@
-// Clock and Rng: the seams through which time and randomness enter.
-// The scheduler core never reads either itself; callers pass values in.
+// Clock: the seam through which time enters. The scheduler core never
+// reads a clock; callers pass the time in.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <random>
 
 #include "common/time.h"
 
@@ -32,18 +31,6 @@ class ManualClock final : public Clock {
 
  private:
   std::atomic<Timestamp> now_;
-};
-
-// Random source handed to policies; seeded for deterministic tests.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
-  std::uint64_t next() { return engine_(); }
-  // Uniform in [0, n).
-  std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : engine_() % n; }
-
- private:
-  std::mt19937_64 engine_;
 };
 
 }  // namespace ty

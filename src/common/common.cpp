@@ -62,6 +62,9 @@ DurationMs parseDuration(const std::string& text) {
     else if (unit == "h") scale = 3'600'000;
     else if (unit == "d") scale = 86'400'000;
     else return -1;
+    // At most about 100 years in all: no overflow, no absurd values.
+    constexpr DurationMs kMax = 3'153'600'000'000LL;
+    if (n > kMax / scale || total > kMax - n * scale) return -1;
     total += n * scale;
   }
   return total;

@@ -38,6 +38,8 @@ TEST(Units, ParsesDurations) {
   EXPECT_EQ(parseDuration("2x"), -1);
   EXPECT_EQ(parseDuration("h"), -1);
   EXPECT_EQ(formatDuration(5'400'000), "1h30m");
+  EXPECT_EQ(parseDuration("999999999999d"), -1);  // would overflow
+  EXPECT_EQ(parseDuration("36500d"), 36500LL * 86'400'000);
   EXPECT_EQ(formatDuration(10'000), "10s");
 }
 

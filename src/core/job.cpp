@@ -135,11 +135,14 @@ Status validateSpec(const JobSpec& spec) {
     return Status::invalidArgument("must be an absolute path", "workdir");
   }
   if (spec.max_runtime < 0) return Status::invalidArgument("must be positive", "max_runtime");
-  if (spec.grace_period > 3'600'000) {
-    return Status::invalidArgument("at most 1h", "grace_period");
+  if (spec.grace_period < 0 || spec.grace_period > 3'600'000) {
+    return Status::invalidArgument("must be between 0s and 1h", "grace_period");
   }
-  if (spec.retries.backoff > 86'400'000) {
-    return Status::invalidArgument("at most 1d", "retries.backoff");
+  if (spec.retries.backoff < 0 || spec.retries.backoff > 86'400'000) {
+    return Status::invalidArgument("must be between 0s and 1d", "retries.backoff");
+  }
+  if (!spec.image.empty() && spec.image[0] == '-') {
+    return Status::invalidArgument("an image name cannot start with '-'", "image");
   }
   return Status::ok();
 }

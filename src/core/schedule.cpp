@@ -181,8 +181,14 @@ Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
 }
 
 Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
+  // Capacity, not health: a job that needs a GPU that is unhealthy now
+  // waits for it rather than being refused.
   ClusterSnapshot empty;
-  for (const auto& n : nodes) empty.nodes.push_back({n, {}, Quantity(), 0});
+  for (const auto& n : nodes) {
+    NodeState state{n, {}, Quantity(), 0};
+    for (auto& g : state.info.gpus) g.healthy = true;
+    empty.nodes.push_back(std::move(state));
+  }
   std::vector<FreeNode> free = freeNodes(empty);
   if (placeGang(free, spec.resources, spec.replicas)) return Status::ok();
 

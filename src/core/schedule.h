@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
+#include "common/rng.h"
 #include "common/ids.h"
 #include "common/status.h"
 #include "common/time.h"

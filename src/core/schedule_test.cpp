@@ -136,6 +136,18 @@ TEST(Feasible, NamesTheLargestNode) {
   EXPECT_TRUE(checkFeasible(s, {node("local", 8)}).isOk());
 }
 
+TEST(Feasible, AJobNeedingAnUnhealthyGpuWaitsRatherThanBeingRefused) {
+  JobSpec s;
+  s.command = {"true"};
+  s.resources.gpus = Quantity::whole(8);
+  NodeInfo n = node("local", 8);
+  n.gpus[3].healthy = false;
+  EXPECT_TRUE(checkFeasible(s, {n}).isOk());
+  Decision d = run(ClusterSnapshot{{{n, {}, {}, 0}}}, {job(1, 8)});
+  EXPECT_TRUE(d.placements.empty());
+  ASSERT_EQ(d.waiting.size(), 1u);
+}
+
 TEST(Feasible, NamesMissingGpuTypes) {
   JobSpec s;
   s.command = {"true"};

@@ -93,6 +93,19 @@ std::string describeRequest(const JobSpec& s) {
   return out;
 }
 
+// "Waiting: needs 4 GPUs, 2 free" -> "Waiting: needs # GPUs, # free".
+std::string numberless(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (out.empty() || out.back() != '#') out += '#';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string defaultName(const JobSpec& s) {
   if (!s.command.empty()) {
     std::string base = s.command[0].substr(s.command[0].find_last_of('/') + 1);
@@ -125,6 +138,8 @@ Status JobService::start() {
   });
   Pass pass;
   TY_RETURN_IF_ERROR(recover(pass));
+  // Pending jobs may fit now: schedule in the same pass as the recovery.
+  schedulePass(pass, clock_.now());
   if (!commitAndAct(pass)) return Status::internal("could not commit recovered state");
   publish();
   running_ = true;
@@ -148,7 +163,7 @@ void JobService::wake() {
   inbox_cv_.notify_all();
 }
 
-bool JobService::ready() const { return running_ && store_.healthy(); }
+bool JobService::ready() const { return running_ && !needs_recovery_ && store_.healthy(); }
 
 Result<Job> JobService::submit(JobSpec spec, const std::string& user) {
   if (spec.name.empty()) spec.name = defaultName(spec);
@@ -182,7 +197,9 @@ Result<Job> JobService::cancel(JobId id, const std::string& user) {
     inbox_cv_.notify_one();
   }
   if (reply.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    return Status::unavailable("the control loop did not answer in 30s; try again");
+    return Status::unavailable(
+        "the cancel is queued but not confirmed within 30s; check the job's state before "
+        "trying again");
   }
   return reply.get();
 }
@@ -200,8 +217,10 @@ std::optional<WaitInfo> JobService::waitInfo(JobId id) const {
 }
 
 Status JobService::recover(Pass& pass) {
-  active_.clear();
-  live_.clear();
+  // Built aside and swapped in only when the whole store was read.
+  std::map<JobId, Job> active;
+  std::map<JobId, std::unique_ptr<Live>> lives;
+  Pass fresh;
   TY_ASSIGN_OR_RETURN(auto jobs, store_.activeJobs());
   Timestamp now = clock_.now();
   for (auto& job : jobs) {
@@ -222,18 +241,21 @@ Status JobService::recover(Pass& pass) {
         live->stop_sent = job.cancel_requested_at;
         live->kill_at = job.cancel_requested_at + job.spec.grace_period;
       }
-      live_[id] = std::move(live);
-      pass.launches.push_back(id);
+      lives[id] = std::move(live);
+      fresh.launches.push_back(id);
     } else if (job.state == JobState::kPending && job.cancel_requested_at > 0) {
       job.state = JobState::kCancelled;
       job.finished_at = job.updated_at = now;
-      pass.put(job);
-      pass.event(id, now, "Cancelled", "Cancelled before it started");
+      fresh.put(job);
+      fresh.event(id, now, "Cancelled", "Cancelled before it started");
       continue;
     }
-    active_[id] = std::move(job);
+    active[id] = std::move(job);
   }
-  pass.schedule = true;
+  active_ = std::move(active);
+  live_ = std::move(lives);
+  fresh.schedule = true;
+  pass = std::move(fresh);
   return Status::ok();
 }
 
@@ -259,6 +281,21 @@ void JobService::loop() {
       }
       if (stop_) break;
       poke_ = false;
+      if (needs_recovery_) {
+        // The store failed under us: nothing is acted on until the whole
+        // state could be read back. What arrived stays in the inbox.
+        lock.unlock();
+        Pass pass;
+        Status st = recover(pass);
+        if (!st.isOk()) {
+          spdlog::error("reading the store back failed, retrying in 1s: {}", st.toString());
+          continue;
+        }
+        needs_recovery_ = false;
+        schedulePass(pass, clock_.now());
+        if (commitAndAct(pass)) publish();
+        continue;
+      }
       new_jobs.swap(new_jobs_);
       cancels.swap(cancels_);
       exits.swap(exits_);
@@ -284,6 +321,7 @@ void JobService::loop() {
 }
 
 Timestamp JobService::nextDeadline(Timestamp now) const {
+  if (needs_recovery_) return now + 1000;
   Timestamp next = 0;
   auto consider = [&](Timestamp t) {
     if (t > 0 && (next == 0 || t < next)) next = t;
@@ -524,7 +562,10 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   for (auto& w : d.waiting) {
     Job& job = active_.at(w.job);
     waiting[w.job] = {w.position, w.message};
-    if (job.reason != w.message) {
+    // Free counts change with every job that ends; the job's row and its
+    // timeline change only when the reason itself does. The live message
+    // is published through waitInfo().
+    if (numberless(job.reason) != numberless(w.message)) {
       job.reason = w.message;
       job.updated_at = now;
       pass.put(job);
@@ -556,6 +597,8 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
   auto result = executor_.launch(req);
   now = clock_.now();  // launches of one pass run one after another
   if (!result.isOk()) {
+    // Replicas started before the failure must not outlive the attempt.
+    (void)executor_.signal(req.key, SIGKILL);
     for (size_t r = 0; r < live.exits.size(); ++r) {
       if (!live.exits[r]) {
         live.exits[r] = ReplicaExit{req.key, static_cast<int>(r), 127, 0, true,
@@ -608,14 +651,14 @@ bool JobService::commitAndAct(Pass& pass) {
     if (!batch.empty()) {
       Status st = store_.apply(batch);
       if (!st.isOk()) {
+        // Nothing of this pass is acted on; the state is read back from
+        // the store before anything else happens.
         spdlog::error("store write failed, reloading state from the store: {}", st.toString());
         for (auto& [req, r] : pass.replies) {
           req->reply.set_value(Status::unavailable("could not record the change: " + st.message()));
         }
-        Pass again;
-        if (!recover(again).isOk()) return false;
-        pass = std::move(again);
-        continue;
+        needs_recovery_ = true;
+        return false;
       }
     }
     pass.clearWrites();

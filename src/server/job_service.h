@@ -24,6 +24,7 @@
 
 #include "api/control_plane.h"
 #include "common/clock.h"
+#include "common/rng.h"
 #include "core/schedule.h"
 #include "exec/executor.h"
 #include "server/submit_batcher.h"
@@ -102,6 +103,9 @@ class JobService final : public ControlPlane {
   std::map<JobId, WaitInfo> waiting_;
 
   std::atomic<bool> running_{false};
+  // Set when a store write failed: the loop reads the state back before
+  // acting on anything else.
+  std::atomic<bool> needs_recovery_{false};
   std::thread thread_;
 };
 

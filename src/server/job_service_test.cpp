@@ -32,10 +32,49 @@ JobSpec spec(int gpus, const std::string& name = "train") {
   return s;
 }
 
+// A store that fails chosen writes, over the in-memory one.
+class FlakyStore final : public Store {
+ public:
+  explicit FlakyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
+  std::atomic<int> fail_applies{0};
+  std::atomic<int> fail_reads{0};
+
+  Status createJobs(std::vector<Job>& jobs,
+                    const std::vector<std::vector<Event>>& events) override {
+    return inner_->createJobs(jobs, events);
+  }
+  Status apply(const WriteBatch& batch) override {
+    if (fail_applies > 0) {
+      --fail_applies;
+      return Status::unavailable("disk full");
+    }
+    return inner_->apply(batch);
+  }
+  Result<Job> getJob(JobId id) override { return inner_->getJob(id); }
+  Result<JobPage> listJobs(const JobQuery& q) override { return inner_->listJobs(q); }
+  Result<std::vector<Job>> activeJobs() override {
+    if (fail_reads > 0) {
+      --fail_reads;
+      return Status::unavailable("disk unreadable");
+    }
+    return inner_->activeJobs();
+  }
+  Result<std::vector<Attempt>> attempts(JobId id) override { return inner_->attempts(id); }
+  Result<std::vector<Event>> events(JobId id, std::int64_t after) override {
+    return inner_->events(id, after);
+  }
+  bool healthy() override { return true; }
+
+ private:
+  std::unique_ptr<Store> inner_;
+};
+
 class JobServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = newMemoryStore();
+    auto flaky = std::make_unique<FlakyStore>(newMemoryStore());
+    flaky_ = flaky.get();
+    store_ = std::move(flaky);
     start();
   }
   void TearDown() override { service_->stop(); }
@@ -90,6 +129,7 @@ class JobServiceTest : public ::testing::Test {
   ManualClock clock_{1'000'000};
   FakeExecutor exec_;
   std::unique_ptr<Store> store_;
+  FlakyStore* flaky_ = nullptr;
   std::unique_ptr<JobService> service_;
 };
 
@@ -272,6 +312,55 @@ TEST_F(JobServiceTest, ExitsWhileDownAreRecordedAfterRestart) {
   exec_.flush();
   Job failed = waitState(j->id, JobState::kFailed);
   EXPECT_EQ(failed.exit_code, 7);
+}
+
+TEST_F(JobServiceTest, WaitingJobsGetAnEventOnlyWhenTheirReasonChanges) {
+  auto a = service_->submit(spec(2, "a"), "alice");
+  auto b = service_->submit(spec(2, "b"), "alice");
+  waitState(b->id, JobState::kRunning);
+  auto c = service_->submit(spec(4, "c"), "alice");
+  waitJob(c->id, [](const Job& j) { return !j.reason.empty(); });
+  EXPECT_EQ(service_->waitInfo(c->id)->message, "Waiting: needs 4 GPUs, 0 free on node local");
+  exec_.finishAll({a->id, 1}, 0);  // 2 GPUs free now: the count changes, the reason does not
+  waitState(a->id, JobState::kSucceeded);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (service_->waitInfo(c->id)->message.find("2 free") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(service_->waitInfo(c->id)->message, "Waiting: needs 4 GPUs, 2 free on node local");
+  int waiting_events = 0;
+  for (const auto& t : eventTexts(c->id)) waiting_events += t.rfind("Waiting:", 0) == 0;
+  EXPECT_EQ(waiting_events, 1);
+}
+
+TEST_F(JobServiceTest, AFailedStoreWriteIsRepairedFromTheStoreBeforeActing) {
+  flaky_->fail_applies = 1;  // the placement of the first job is not recorded
+  flaky_->fail_reads = 1;    // and the first read-back fails too
+  auto j = service_->submit(spec(1), "alice");
+  ASSERT_TRUE(j.isOk());
+  Job running = waitState(j->id, JobState::kRunning);
+  EXPECT_EQ(running.attempts, 1);
+  EXPECT_EQ(exec_.launches().size(), 1u);  // nothing was launched unrecorded
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!service_->ready() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(service_->ready());
+  exec_.finishAll({j->id, 1}, 0);
+  waitState(j->id, JobState::kSucceeded);
+}
+
+TEST_F(JobServiceTest, PendingJobsAreScheduledRightAfterARestart) {
+  service_->stop();
+  Job queued;
+  queued.spec = spec(2);
+  queued.user = "alice";
+  queued.created_at = queued.updated_at = clock_.now();
+  std::vector<Job> jobs = {queued};
+  ASSERT_TRUE(store_->createJobs(jobs, {}).isOk());
+  start();  // nothing else happens: no submission, no exit, no timer
+  waitState(jobs[0].id, JobState::kRunning);
 }
 
 TEST_F(JobServiceTest, NodesShowWhichJobHoldsEachGpu) {

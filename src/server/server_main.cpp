@@ -1,6 +1,8 @@
 #include "server/server_main.h"
 
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 
 #include "api/api_server.h"
 #include "exec/local/local_executor.h"
+#include "exec/local/sys_util.h"
 #include "gpu/gpu_provider.h"
 #include "gpu/host.h"
 #include "server/config.h"
@@ -19,17 +22,17 @@
 namespace ty {
 namespace {
 
-// Writes `text` to `path` atomically (tmp + rename).
-Status writeFileAtomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!(out << text)) return Status::internal("cannot write " + tmp);
+// Holds an exclusive lock on the data directory for the life of the
+// process: two servers over one store would place the same jobs twice.
+Result<sys::UniqueFd> lockDataDir(const std::string& data_dir) {
+  std::string path = data_dir + "/server.lock";
+  sys::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) return sys::errnoStatus("open", path);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Status::failedPrecondition("another trainyard server is using " + data_dir +
+                                      "; stop it first or choose another --data-dir");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::internal("cannot rename " + tmp + ": " + ec.message());
-  return Status::ok();
+  return fd;
 }
 
 int runServer(const ServerConfig& config) {
@@ -56,6 +59,11 @@ int runServer(const ServerConfig& config) {
     return 1;
   }
   std::string data_dir = std::filesystem::absolute(config.data_dir).lexically_normal().string();
+  auto data_lock = lockDataDir(data_dir);
+  if (!data_lock.isOk()) {
+    spdlog::error("{}", data_lock.status().message());
+    return 1;
+  }
   auto store = openSqliteStore(data_dir + "/trainyard.db");
   if (!store.isOk()) {
     spdlog::error("open store: {}", store.status().toString());
@@ -125,7 +133,7 @@ int runServer(const ServerConfig& config) {
     return 1;
   }
   std::string url = "http://" + host + ":" + std::to_string(*bound);
-  (void)writeFileAtomic(data_dir + "/server.url", url + "\n");
+  (void)sys::writeFileAtomic(data_dir + "/server.url", url + "\n");
   spdlog::info("listening on {} (data in {})", url, data_dir);
 
   std::thread signals([&] {
@@ -140,6 +148,9 @@ int runServer(const ServerConfig& config) {
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
   service.stop();
+  // The executor's monitor thread reports exits to the service: it goes
+  // first, while the service can still take them.
+  executor->reset();
   spdlog::info("stopped");
   return 0;
 }

@@ -248,3 +248,20 @@ TEST_F(ApiTest, EveryDocumentedRouteIsServed) {
 
 }  // namespace
 }  // namespace ty::e2e
+
+namespace ty::e2e {
+namespace {
+
+// Two servers over one store would place the same jobs twice: the second
+// refuses to start, and the first keeps serving.
+TEST_F(ApiTest, ASecondServerOnTheSameDataDirRefusesToStart) {
+  ProcResult second = runCli({"server", "--listen", "127.0.0.1:0", "--data-dir", data_dir_,
+                              "--fake-gpus", "1xA100-80GB"});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("another trainyard server is using"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(api().get("/readyz").status, 200);
+}
+
+}  // namespace
+}  // namespace ty::e2e

@@ -1,5 +1,7 @@
 #include "exec/local/local_executor.h"
 
+#include "common/units.h"
+
 #include <arpa/inet.h>
 #include <filesystem>
 #include <fcntl.h>
@@ -40,18 +42,10 @@ constexpr int kFirstHighFd = 10;  // fds handed to the child stay clear of 0..3
 constexpr int kPodmanTimeoutMs = 15'000;
 constexpr int kNoPidfdPollMs = 500;
 
-std::string humanBytes(std::int64_t b) {
-  constexpr std::int64_t kMi = 1ll << 20;
-  constexpr std::int64_t kGi = 1ll << 30;
-  if (b % kGi == 0) return std::to_string(b / kGi) + "Gi";
-  if (b % kMi == 0) return std::to_string(b / kMi) + "Mi";
-  return std::to_string(b) + " bytes";
-}
-
 std::string limitsText(const Resources& r) {
   std::vector<std::string> parts;
   if (!r.cpus.isZero()) parts.push_back(r.cpus.toString() + "-CPU");
-  if (r.memory_bytes > 0) parts.push_back(humanBytes(r.memory_bytes));
+  if (r.memory_bytes > 0) parts.push_back(formatMemory(r.memory_bytes));
   std::string out = "the ";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? " / " : "") + parts[i];
   return out + (parts.size() > 1 ? " limits" : " limit");
@@ -445,7 +439,15 @@ class LocalExecutor final : public Executor {
       reports->push_back(lostExit(key, r, recorded.status().message()));
       return true;
     }
-    if (sys::fileExists(dir + "/" + RunLayout::kLaunchedFile)) {
+    const std::string launched = dir + "/" + RunLayout::kLaunchedFile;
+    if (sys::fileExists(launched)) {
+      // The supervisor writes its pid file before it forks the user's
+      // program: without one, nothing of the replica ever ran (the server
+      // died between marking and starting it), so it starts afresh.
+      if (!sys::fileExists(dir + "/" + RunLayout::kPidFile)) {
+        ::unlink(launched.c_str());
+        return false;
+      }
       reports->push_back(
           lostExit(key, r, "it was started before but left no exit record (machine restart?)"));
       return true;

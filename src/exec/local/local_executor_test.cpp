@@ -393,6 +393,7 @@ TEST_F(LocalExecutorTest, LaunchedWithoutSupervisorOrRecordIsLost) {
   RunLayout layout(config_.data_dir);
   ASSERT_TRUE(sys::makeDirs(layout.replicaDir(req.key, 0)).isOk());
   ::ty::testing::writeText(layout.file(req.key, 0, RunLayout::kLaunchedFile), "");
+  ::ty::testing::writeText(layout.file(req.key, 0, RunLayout::kPidFile), "999999 1\n");
   auto res = executor().launch(req);
   ASSERT_TRUE(res.isOk());
   EXPECT_TRUE(res->started.empty());
@@ -401,6 +402,24 @@ TEST_F(LocalExecutorTest, LaunchedWithoutSupervisorOrRecordIsLost) {
   EXPECT_TRUE(e->lost);
   EXPECT_EQ(e->message.rfind("lost: ", 0), 0u) << e->message;
   EXPECT_EQ(log(req.key), "");  // it did not run
+}
+
+// Marked but never started (the server died between the marker and the
+// fork): the supervisor had not written its pid, so nothing ran and the
+// replica starts afresh instead of failing as lost.
+TEST_F(LocalExecutorTest, LaunchedMarkerWithoutPidStartsAfresh) {
+  LaunchRequest req = request(21, script("echo ran"));
+  RunLayout layout(config_.data_dir);
+  ASSERT_TRUE(sys::makeDirs(layout.replicaDir(req.key, 0)).isOk());
+  ::ty::testing::writeText(layout.file(req.key, 0, RunLayout::kLaunchedFile), "");
+  auto res = executor().launch(req);
+  ASSERT_TRUE(res.isOk());
+  ASSERT_EQ(res->started.size(), 1u);
+  auto e = exits_.wait(req.key, 0);
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->lost);
+  EXPECT_EQ(e->exit_code, 0);
+  EXPECT_EQ(log(req.key), "ran\n");
 }
 
 TEST_F(LocalExecutorTest, LogRotationCapsSizeAndFileCount) {

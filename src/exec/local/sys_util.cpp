@@ -193,6 +193,8 @@ Result<int> runCommand(const std::vector<std::string>& argv, int timeout_ms) {
   for (int fd = 0; fd <= 2; ++fd) {
     ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   }
+  // Nothing else of the server (sockets, run locks) leaks into the command.
+  ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
   sigset_t none;
