@@ -139,8 +139,13 @@ void ApiServer::addRoutes() {
        }},
       {{"GET", "/api/v1/openapi.json", "This document", {}, "", {200}},
        [this](const R&, W& res) { writeJson(res, 200, openApiDocument(routeDocs())); }},
-      {{"POST", "/api/v1/jobs", "Submit a job (JSON, or YAML with Content-Type application/yaml)",
-        {}, "the job spec", {201, 400, 413, 422}},
+      {{"POST",
+        "/api/v1/jobs",
+        "Submit a job (JSON, or YAML with Content-Type application/yaml); with an "
+        "Idempotency-Key header a resent submission returns the first job (200)",
+        {{"Idempotency-Key", "header", "string", "makes the submission safe to resend"}},
+        "the job spec",
+        {200, 201, 400, 413, 422}},
        [this](const R& q, W& s) { postJob(q, s); }},
       {{"GET",
         "/api/v1/jobs",
@@ -224,10 +229,22 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
   if (!body.isOk()) return writeError(res, body.status());
   auto spec = specFromJson(*body);
   if (!spec.isOk()) return writeError(res, spec.status());
-  auto job = control_.submit(std::move(*spec), requestUser(req));
-  if (!job.isOk()) return writeError(res, job.status());
-  res.set_header("Location", "/api/v1/jobs/" + std::to_string(job->id.value()));
-  writeJson(res, 201, jobToJson(*job));
+  std::string key = req.get_header_value("Idempotency-Key");
+  if (key.size() > 128 || std::any_of(key.begin(), key.end(), [](char c) {
+        return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                 c == '.' || c == ':');
+      })) {
+    return writeError(res, Status::invalidArgument(
+                               "use at most 128 letters, digits, '-', '_', '.' or ':'",
+                               "Idempotency-Key"));
+  }
+  auto submitted = control_.submit(std::move(*spec), requestUser(req), key);
+  if (!submitted.isOk()) return writeError(res, submitted.status());
+  const Job& job = submitted->job;
+  res.set_header("Location", "/api/v1/jobs/" + std::to_string(job.id.value()));
+  // A resent submission gets the job it created the first time.
+  if (submitted->replayed) res.set_header("Idempotent-Replayed", "true");
+  writeJson(res, submitted->replayed ? 200 : 201, jobToJson(job));
 }
 
 void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {

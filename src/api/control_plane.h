@@ -37,8 +37,14 @@ class ControlPlane {
  public:
   virtual ~ControlPlane() = default;
   // Validates, checks feasibility, stores durably, then queues. Returns the
-  // stored job (state pending) or why it was refused.
-  virtual Result<Job> submit(JobSpec spec, const std::string& user) = 0;
+  // stored job (state pending) or why it was refused. With an idempotency
+  // key that `user` used before, returns that job (replayed) instead.
+  struct Submitted {
+    Job job;
+    bool replayed = false;
+  };
+  virtual Result<Submitted> submit(JobSpec spec, const std::string& user,
+                                   const std::string& idempotency_key = "") = 0;
   // Cancels a job: at once when pending, by SIGTERM then SIGKILL after the
   // grace period when running. FailedPrecondition when already finished.
   virtual Result<Job> cancel(JobId id, const std::string& user) = 0;

@@ -86,8 +86,10 @@ Result<Json> ApiClient::get(const std::string& path) {
 }
 
 Result<Json> ApiClient::post(const std::string& path, const std::string& body,
-                             const std::string& content_type) {
-  auto res = http_->Post(path, body, content_type);
+                             const std::string& content_type,
+                             const std::map<std::string, std::string>& headers) {
+  httplib::Headers h(headers.begin(), headers.end());
+  auto res = http_->Post(path, h, body, content_type);
   if (!res) return transportError(httplib::to_string(res.error()));
   return decode(res);
 }

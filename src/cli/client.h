@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -23,7 +24,8 @@ class ApiClient {
 
   Result<Json> get(const std::string& path);
   Result<Json> post(const std::string& path, const std::string& body,
-                    const std::string& content_type = "application/json");
+                    const std::string& content_type = "application/json",
+                    const std::map<std::string, std::string>& headers = {});
   // Streams a text response; `on_data` gets each chunk. Returns when the
   // server ends the response.
   Status stream(const std::string& path, const std::function<void(const char*, size_t)>& on_data);

@@ -98,6 +98,7 @@ std::string gpusOf(const Json& job) {
 void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
   struct Opts {
     std::string file, name, project, image, memory, script, max_runtime, gpu_type, workdir;
+    std::string idempotency_key;
     std::string gpus, cpus;
     int replicas = 0;
     int priority = 0;
@@ -121,6 +122,8 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
   cmd->add_option("--workdir", o->workdir, "Working directory (absolute)");
   cmd->add_option("--script", o->script, "Shell text run by /bin/sh -c instead of a command");
   cmd->add_option("-e,--env", o->env, "Environment variable K=V (repeatable)");
+  cmd->add_option("--idempotency-key", o->idempotency_key,
+                  "Makes the submission safe to resend: the same key returns the same job");
   cmd->add_option("command", o->command, "Program and arguments, after --");
   cmd->callback([g, o, prio] {
     Json spec = Json::object();
@@ -164,7 +167,9 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
                  "train.py), --script, or -f job.yaml");
     }
     ApiClient client(serverUrl(g->server));
-    Json job = orFail(client.post("/api/v1/jobs", spec.dump()));
+    std::map<std::string, std::string> headers;
+    if (!o->idempotency_key.empty()) headers["Idempotency-Key"] = o->idempotency_key;
+    Json job = orFail(client.post("/api/v1/jobs", spec.dump(), "application/json", headers));
     if (printStructured(*g, job)) return;
     std::cout << "Submitted job " << job["id"].get<std::int64_t>() << " (" << str(job, "name")
               << "), " << str(job, "state") << "\n";

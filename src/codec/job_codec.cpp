@@ -354,6 +354,7 @@ Json jobToJson(const Job& job) {
   j["reason"] = job.reason;
   j["not_before"] = job.not_before;
   j["cancel_requested_at"] = job.cancel_requested_at;
+  if (!job.idempotency_key.empty()) j["idempotency_key"] = job.idempotency_key;
   return j;
 }
 
@@ -375,6 +376,7 @@ Result<Job> jobFromJson(const Json& j) {
     job.reason = j.value("reason", std::string());
     job.not_before = j.value("not_before", Timestamp{0});
     job.cancel_requested_at = j.value("cancel_requested_at", Timestamp{0});
+    job.idempotency_key = j.value("idempotency_key", std::string());
   } catch (const std::exception& e) {
     return Status::internal(std::string("decode job: ") + e.what());
   }

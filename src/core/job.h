@@ -96,6 +96,9 @@ struct Job {
   std::string reason;         // last explanation: why it waits or why it ended
   Timestamp not_before = 0;   // retry backoff: not scheduled before this time
   Timestamp cancel_requested_at = 0;  // non-zero once a cancel was accepted
+  // Client-chosen key that makes a submission safe to resend: a second
+  // submission by the same user with the same key returns this job.
+  std::string idempotency_key;
   bool operator==(const Job&) const = default;
 };
 

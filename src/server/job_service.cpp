@@ -165,7 +165,8 @@ void JobService::wake() {
 
 bool JobService::ready() const { return running_ && !needs_recovery_ && store_.healthy(); }
 
-Result<Job> JobService::submit(JobSpec spec, const std::string& user) {
+Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::string& user,
+                                                   const std::string& idempotency_key) {
   if (spec.name.empty()) spec.name = defaultName(spec);
   TY_RETURN_IF_ERROR(validateSpec(spec));
   TY_RETURN_IF_ERROR(checkFeasible(spec, options_.nodes));
@@ -174,15 +175,17 @@ Result<Job> JobService::submit(JobSpec spec, const std::string& user) {
   job.user = user;
   job.state = JobState::kPending;
   job.created_at = job.updated_at = clock_.now();
+  job.idempotency_key = idempotency_key;
   std::vector<Event> events = {{0, JobId(), job.created_at, EventLevel::kNormal, "Submitted",
                                 "Submitted by " + user + ": " + describeRequest(job.spec)}};
-  TY_RETURN_IF_ERROR(batcher_.submit(job, std::move(events)));
-  {
+  bool replayed = false;
+  TY_RETURN_IF_ERROR(batcher_.submit(job, std::move(events), replayed));
+  if (!replayed) {
     std::lock_guard lock(inbox_mu_);
     new_jobs_.push_back(job);
     inbox_cv_.notify_one();
   }
-  return job;
+  return Submitted{std::move(job), replayed};
 }
 
 Result<Job> JobService::cancel(JobId id, const std::string& user) {

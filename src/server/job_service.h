@@ -53,7 +53,8 @@ class JobService final : public ControlPlane {
   // move by hand; a real clock needs no help.
   void wake();
 
-  Result<Job> submit(JobSpec spec, const std::string& user) override;
+  Result<Submitted> submit(JobSpec spec, const std::string& user,
+                           const std::string& idempotency_key = "") override;
   Result<Job> cancel(JobId id, const std::string& user) override;
   std::vector<NodeView> nodes() const override;
   std::optional<WaitInfo> waitInfo(JobId id) const override;

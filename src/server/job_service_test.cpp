@@ -51,6 +51,10 @@ class FlakyStore final : public Store {
     return inner_->apply(batch);
   }
   Result<Job> getJob(JobId id) override { return inner_->getJob(id); }
+  Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
+                                                  const std::string& key) override {
+    return inner_->findByIdempotencyKey(user, key);
+  }
   Result<JobPage> listJobs(const JobQuery& q) override { return inner_->listJobs(q); }
   Result<std::vector<Job>> activeJobs() override {
     if (fail_reads > 0) {
@@ -92,6 +96,11 @@ class JobServiceTest : public ::testing::Test {
   }
 
   Job job(JobId id) { return store_->getJob(id).value(); }
+  Result<Job> submit(JobSpec s, const std::string& user) {
+    auto r = service_->submit(std::move(s), user);
+    if (!r.isOk()) return r.status();
+    return r->job;
+  }
 
   // Polls until the job satisfies `pred`; the loop runs on its own thread.
   Job waitJob(JobId id, const std::function<bool(const Job&)>& pred) {
@@ -134,7 +143,7 @@ class JobServiceTest : public ::testing::Test {
 };
 
 TEST_F(JobServiceTest, RunsAJobToSuccess) {
-  auto j = service_->submit(spec(2), "alice");
+  auto j = submit(spec(2), "alice");
   ASSERT_TRUE(j.isOk()) << j.status().toString();
   EXPECT_EQ(j->state, JobState::kPending);
   waitState(j->id, JobState::kRunning);
@@ -153,19 +162,19 @@ TEST_F(JobServiceTest, RunsAJobToSuccess) {
 }
 
 TEST_F(JobServiceTest, RefusesInvalidAndInfeasibleSpecs) {
-  auto bad = service_->submit(spec(16), "alice");
+  auto bad = submit(spec(16), "alice");
   EXPECT_EQ(bad.status().code(), StatusCode::kInfeasible);
   EXPECT_EQ(bad.status().message(), "needs 16 GPUs per replica; the largest node has 4");
   JobSpec s = spec(1);
   s.command.clear();
-  EXPECT_EQ(service_->submit(s, "alice").status().field(), "command");
+  EXPECT_EQ(submit(s, "alice").status().field(), "command");
   EXPECT_TRUE(store_->listJobs({}).value().jobs.empty());  // nothing half-written
 }
 
 TEST_F(JobServiceTest, ExplainsWhyAJobWaitsAndStartsItWhenGpusFree) {
-  auto a = service_->submit(spec(4, "a"), "alice");
+  auto a = submit(spec(4, "a"), "alice");
   waitState(a->id, JobState::kRunning);
-  auto b = service_->submit(spec(4, "b"), "bob");
+  auto b = submit(spec(4, "b"), "bob");
   Job waiting = waitJob(b->id, [](const Job& j) { return !j.reason.empty(); });
   EXPECT_EQ(waiting.reason, "Waiting: needs 4 GPUs, 0 free on node local");
   ASSERT_TRUE(service_->waitInfo(b->id).has_value());
@@ -179,7 +188,7 @@ TEST_F(JobServiceTest, ExplainsWhyAJobWaitsAndStartsItWhenGpusFree) {
 TEST_F(JobServiceTest, RetriesWithBackoffThenSucceeds) {
   JobSpec s = spec(1);
   s.retries = {2, 10'000};
-  auto j = service_->submit(s, "alice");
+  auto j = submit(s, "alice");
   waitState(j->id, JobState::kRunning);
   exec_.finishAll({j->id, 1}, 3);
   Job retrying = waitState(j->id, JobState::kPending);
@@ -205,9 +214,9 @@ TEST_F(JobServiceTest, RetriesWithBackoffThenSucceeds) {
 }
 
 TEST_F(JobServiceTest, CancelsAPendingJobAtOnce) {
-  auto a = service_->submit(spec(4, "a"), "alice");
+  auto a = submit(spec(4, "a"), "alice");
   waitState(a->id, JobState::kRunning);
-  auto b = service_->submit(spec(4, "b"), "bob");
+  auto b = submit(spec(4, "b"), "bob");
   waitJob(b->id, [](const Job& j) { return !j.reason.empty(); });
   auto c = service_->cancel(b->id, "bob");
   ASSERT_TRUE(c.isOk());
@@ -218,7 +227,7 @@ TEST_F(JobServiceTest, CancelsAPendingJobAtOnce) {
 }
 
 TEST_F(JobServiceTest, CancelSendsSigtermThenSigkillAfterGrace) {
-  auto j = service_->submit(spec(1), "alice");
+  auto j = submit(spec(1), "alice");
   waitState(j->id, JobState::kRunning);
   auto c = service_->cancel(j->id, "alice");
   ASSERT_TRUE(c.isOk());
@@ -248,7 +257,7 @@ TEST_F(JobServiceTest, KillsAJobThatExceedsMaxRuntime) {
   s.max_runtime = 60'000;
   s.retries = {3, 1000};  // a timeout is not retried
   exec_.setExitOnSignal(true);
-  auto j = service_->submit(s, "alice");
+  auto j = submit(s, "alice");
   waitState(j->id, JobState::kRunning);
   advance(60'000);
   Job failed = waitState(j->id, JobState::kFailed);
@@ -259,7 +268,7 @@ TEST_F(JobServiceTest, KillsAJobThatExceedsMaxRuntime) {
 TEST_F(JobServiceTest, AGangStopsWhenOneReplicaFails) {
   JobSpec s = spec(1);
   s.replicas = 2;
-  auto j = service_->submit(s, "alice");
+  auto j = submit(s, "alice");
   waitState(j->id, JobState::kRunning);
   ASSERT_EQ(exec_.launches()[0].replicas.size(), 2u);
   EXPECT_NE(exec_.launches()[0].replicas[0].gpus, exec_.launches()[0].replicas[1].gpus);
@@ -278,18 +287,18 @@ TEST_F(JobServiceTest, AGangStopsWhenOneReplicaFails) {
 
 TEST_F(JobServiceTest, FailsAJobWhoseLaunchFails) {
   exec_.failNextLaunch(Status::failedPrecondition("image set but podman is not installed"));
-  auto j = service_->submit(spec(1), "alice");
+  auto j = submit(spec(1), "alice");
   Job failed = waitState(j->id, JobState::kFailed);
   EXPECT_NE(failed.reason.find("podman is not installed"), std::string::npos);
   // Its GPUs are free again.
-  auto k = service_->submit(spec(4), "alice");
+  auto k = submit(spec(4), "alice");
   waitState(k->id, JobState::kRunning);
 }
 
 TEST_F(JobServiceTest, RestartAdoptsRunningJobsAndKeepsPendingOnes) {
-  auto a = service_->submit(spec(4, "a"), "alice");
+  auto a = submit(spec(4, "a"), "alice");
   waitState(a->id, JobState::kRunning);
-  auto b = service_->submit(spec(2, "b"), "alice");
+  auto b = submit(spec(2, "b"), "alice");
   waitJob(b->id, [](const Job& j) { return !j.reason.empty(); });
   restart();
   waitJob(a->id, [&](const Job&) { return hasEvent(a->id, "Adopted"); });
@@ -304,7 +313,7 @@ TEST_F(JobServiceTest, RestartAdoptsRunningJobsAndKeepsPendingOnes) {
 }
 
 TEST_F(JobServiceTest, ExitsWhileDownAreRecordedAfterRestart) {
-  auto j = service_->submit(spec(1), "alice");
+  auto j = submit(spec(1), "alice");
   waitState(j->id, JobState::kRunning);
   service_->stop();
   exec_.finishAll({j->id, 1}, 7);  // no loop listens
@@ -315,10 +324,10 @@ TEST_F(JobServiceTest, ExitsWhileDownAreRecordedAfterRestart) {
 }
 
 TEST_F(JobServiceTest, WaitingJobsGetAnEventOnlyWhenTheirReasonChanges) {
-  auto a = service_->submit(spec(2, "a"), "alice");
-  auto b = service_->submit(spec(2, "b"), "alice");
+  auto a = submit(spec(2, "a"), "alice");
+  auto b = submit(spec(2, "b"), "alice");
   waitState(b->id, JobState::kRunning);
-  auto c = service_->submit(spec(4, "c"), "alice");
+  auto c = submit(spec(4, "c"), "alice");
   waitJob(c->id, [](const Job& j) { return !j.reason.empty(); });
   EXPECT_EQ(service_->waitInfo(c->id)->message, "Waiting: needs 4 GPUs, 0 free on node local");
   exec_.finishAll({a->id, 1}, 0);  // 2 GPUs free now: the count changes, the reason does not
@@ -337,7 +346,7 @@ TEST_F(JobServiceTest, WaitingJobsGetAnEventOnlyWhenTheirReasonChanges) {
 TEST_F(JobServiceTest, AFailedStoreWriteIsRepairedFromTheStoreBeforeActing) {
   flaky_->fail_applies = 1;  // the placement of the first job is not recorded
   flaky_->fail_reads = 1;    // and the first read-back fails too
-  auto j = service_->submit(spec(1), "alice");
+  auto j = submit(spec(1), "alice");
   ASSERT_TRUE(j.isOk());
   Job running = waitState(j->id, JobState::kRunning);
   EXPECT_EQ(running.attempts, 1);
@@ -363,8 +372,35 @@ TEST_F(JobServiceTest, PendingJobsAreScheduledRightAfterARestart) {
   waitState(jobs[0].id, JobState::kRunning);
 }
 
+TEST_F(JobServiceTest, AResentSubmissionWithTheSameKeyReturnsTheFirstJob) {
+  auto first = service_->submit(spec(1), "alice", "run-42");
+  ASSERT_TRUE(first.isOk());
+  EXPECT_FALSE(first->replayed);
+  auto again = service_->submit(spec(1), "alice", "run-42");
+  ASSERT_TRUE(again.isOk());
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(again->job.id, first->job.id);
+  auto other_user = service_->submit(spec(1), "bob", "run-42");
+  EXPECT_FALSE(other_user->replayed);
+  waitState(first->job.id, JobState::kRunning);
+  waitState(other_user->job.id, JobState::kRunning);
+  EXPECT_EQ(store_->listJobs({}).value().jobs.size(), 2u);
+  EXPECT_EQ(exec_.launches().size(), 2u);
+}
+
+TEST_F(JobServiceTest, ConcurrentSubmissionsWithOneKeyStoreOneJob) {
+  std::vector<std::thread> threads;
+  std::vector<JobId> ids(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] { ids[i] = service_->submit(spec(1), "alice", "k")->job.id; });
+  }
+  for (auto& t : threads) t.join();
+  for (JobId id : ids) EXPECT_EQ(id, ids[0]);
+  EXPECT_EQ(store_->listJobs({}).value().jobs.size(), 1u);
+}
+
 TEST_F(JobServiceTest, NodesShowWhichJobHoldsEachGpu) {
-  auto j = service_->submit(spec(2), "alice");
+  auto j = submit(spec(2), "alice");
   waitState(j->id, JobState::kRunning);
   auto deadline = std::chrono::steady_clock::now() + 5s;
   std::vector<NodeView> nodes;

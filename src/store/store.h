@@ -54,6 +54,10 @@ class Store {
 
   virtual Result<Job> getJob(JobId id) = 0;
   virtual Result<JobPage> listJobs(const JobQuery& query) = 0;
+  // The job `user` submitted with `key`, if any. Keys are unique per user:
+  // createJobs fails (AlreadyExists) rather than store a second one.
+  virtual Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
+                                                          const std::string& key) = 0;
   // Every job not in a terminal state, oldest first.
   virtual Result<std::vector<Job>> activeJobs() = 0;
   // A job's attempts, first first.

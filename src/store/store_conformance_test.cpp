@@ -124,6 +124,7 @@ Job fullJob() {
   job.reason = "Preempted by job 12";
   job.not_before = 1'700'000'200'000;
   job.cancel_requested_at = 1'700'000'300'000;
+  job.idempotency_key = "retry-safe-1";
   return job;
 }
 
@@ -170,6 +171,38 @@ TYPED_TEST(StoreConformanceTest, IdsAreAssignedIncreasing) {
   ASSERT_EQ(all.size(), 5u);
   EXPECT_GT(all[0].value(), 0);
   for (size_t i = 1; i < all.size(); ++i) EXPECT_GT(all[i], all[i - 1]);
+}
+
+TYPED_TEST(StoreConformanceTest, IdempotencyKeysAreUniquePerUser) {
+  std::vector<Job> jobs(2);
+  for (auto& j : jobs) {
+    j.spec.command = {"true"};
+    j.user = "alice";
+  }
+  jobs[0].idempotency_key = "k1";
+  ASSERT_TRUE(this->store_->createJobs(jobs, {}).isOk());
+  auto found = this->store_->findByIdempotencyKey("alice", "k1");
+  ASSERT_TRUE(found.isOk());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->id, jobs[0].id);
+  EXPECT_FALSE(this->store_->findByIdempotencyKey("bob", "k1")->has_value());
+  EXPECT_FALSE(this->store_->findByIdempotencyKey("alice", "")->has_value());
+  // The same key again for the same user is refused, whole batch and all.
+  std::vector<Job> again(2);
+  for (auto& j : again) {
+    j.spec.command = {"true"};
+    j.user = "alice";
+  }
+  again[1].idempotency_key = "k1";
+  EXPECT_EQ(this->store_->createJobs(again, {}).code(), StatusCode::kAlreadyExists);
+  JobQuery all;
+  EXPECT_EQ(this->listIds(all).size(), 2u);
+  // Another user may use it.
+  std::vector<Job> bobs(1);
+  bobs[0].spec.command = {"true"};
+  bobs[0].user = "bob";
+  bobs[0].idempotency_key = "k1";
+  EXPECT_TRUE(this->store_->createJobs(bobs, {}).isOk());
 }
 
 TYPED_TEST(StoreConformanceTest, CreateWithNothingIsOk) {

@@ -265,3 +265,26 @@ TEST_F(ApiTest, ASecondServerOnTheSameDataDirRefusesToStart) {
 
 }  // namespace
 }  // namespace ty::e2e
+
+namespace ty::e2e {
+namespace {
+
+TEST_F(ApiTest, IdempotencyKeyMakesASubmissionSafeToResend) {
+  Json spec = scriptJob("true");
+  HttpResult first =
+      api().post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", "nightly-7"}});
+  ASSERT_EQ(first.status, 201) << first.body;
+  HttpResult again =
+      api().post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", "nightly-7"}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.json["id"], first.json["id"]);
+  HttpResult list = api().get("/api/v1/jobs");
+  EXPECT_EQ(list.json["jobs"].size(), 1u);
+  HttpResult bad =
+      api().post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", "a b"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.json["error"]["field"], "Idempotency-Key");
+}
+
+}  // namespace
+}  // namespace ty::e2e

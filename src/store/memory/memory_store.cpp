@@ -1,5 +1,7 @@
 #include "store/memory/memory_store.h"
 
+#include <set>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -20,6 +22,19 @@ Status MemoryStore::createJobs(std::vector<Job>& jobs,
     return Status::invalidArgument("createJobs: events_per_job must be empty or one per job");
   }
   std::lock_guard lock(mu_);
+  // All or nothing: a duplicate idempotency key refuses the whole batch.
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const Job& job : jobs) {
+    if (job.idempotency_key.empty()) continue;
+    bool dup = !keys.insert({job.user, job.idempotency_key}).second;
+    for (const auto& [id, rec] : jobs_) {
+      dup = dup || (rec.job.user == job.user && rec.job.idempotency_key == job.idempotency_key);
+    }
+    if (dup) {
+      return Status::alreadyExists("user " + job.user + " already submitted a job with "
+                                   "idempotency key " + job.idempotency_key);
+    }
+  }
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job& job = jobs[i];
     job.id = JobId(++last_id_);
@@ -90,6 +105,15 @@ Result<JobPage> MemoryStore::listJobs(const JobQuery& query) {
     page.jobs.push_back(job);
   }
   return page;
+}
+
+Result<std::optional<Job>> MemoryStore::findByIdempotencyKey(const std::string& user,
+                                                             const std::string& key) {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, rec] : jobs_) {
+    if (!key.empty() && rec.job.user == user && rec.job.idempotency_key == key) return {rec.job};
+  }
+  return std::optional<Job>();
 }
 
 Result<std::vector<Job>> MemoryStore::activeJobs() {

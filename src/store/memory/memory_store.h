@@ -26,6 +26,8 @@ class MemoryStore final : public Store {
 
   Result<Job> getJob(JobId id) override;
   Result<JobPage> listJobs(const JobQuery& query) override;
+  Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
+                                                  const std::string& key) override;
   Result<std::vector<Job>> activeJobs() override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;

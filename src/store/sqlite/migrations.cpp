@@ -26,8 +26,11 @@ CREATE TABLE jobs (
   exit_code INTEGER,
   reason TEXT NOT NULL,
   not_before INTEGER NOT NULL,
-  cancel_requested_at INTEGER NOT NULL
+  cancel_requested_at INTEGER NOT NULL,
+  idempotency_key TEXT
 );
+CREATE UNIQUE INDEX jobs_user_idempotency_key ON jobs(user, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
 CREATE INDEX jobs_state ON jobs(state);
 CREATE INDEX jobs_project_id ON jobs(project, id);
 CREATE INDEX jobs_user_id ON jobs(user, id);

@@ -51,7 +51,7 @@ Result<Json> parseJson(const std::string& text, const std::string& what) {
 // Columns of a job row, in the order readJob() expects.
 constexpr char kJobColumns[] =
     "id, user, state, spec_json, created_at, updated_at, started_at, finished_at, attempts, "
-    "exit_code, reason, not_before, cancel_requested_at";
+    "exit_code, reason, not_before, cancel_requested_at, idempotency_key";
 
 Result<Job> readJob(const Stmt& q) {
   Job job;
@@ -74,6 +74,7 @@ Result<Job> readJob(const Stmt& q) {
   job.reason = q.text(10);
   job.not_before = q.int64(11);
   job.cancel_requested_at = q.int64(12);
+  job.idempotency_key = q.text(13);
   return job;
 }
 
@@ -98,8 +99,9 @@ void bindJob(Stmt& s, const Job& job, const std::string& spec_json) {
 
 constexpr char kInsertJob[] =
     "INSERT INTO jobs(name, project, user, state, priority, spec_json, created_at, updated_at, "
-    "started_at, finished_at, attempts, exit_code, reason, not_before, cancel_requested_at) "
-    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    "started_at, finished_at, attempts, exit_code, reason, not_before, cancel_requested_at, "
+    "idempotency_key) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+    "NULLIF(?16, ''))";
 constexpr char kUpdateJob[] =
     "UPDATE jobs SET name = ?1, project = ?2, user = ?3, state = ?4, priority = ?5, "
     "spec_json = ?6, created_at = ?7, updated_at = ?8, started_at = ?9, finished_at = ?10, "
@@ -128,6 +130,8 @@ class SqliteStore final : public Store {
 
   Result<Job> getJob(JobId id) override;
   Result<JobPage> listJobs(const JobQuery& query) override;
+  Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
+                                                  const std::string& key) override;
   Result<std::vector<Job>> activeJobs() override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
@@ -282,8 +286,15 @@ Status SqliteStore::createJobs(std::vector<Job>& jobs,
       {
         TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare(kInsertJob));
         bindJob(ins, jobs[i], specs[i]);
+        ins.bind(16, jobs[i].idempotency_key);
         Status s = ins.run();
-        if (!s.isOk()) return s.withContext("insert job");
+        if (!s.isOk()) {
+          if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_UNIQUE) {
+            return Status::alreadyExists("user " + jobs[i].user + " already submitted a job "
+                                         "with idempotency key " + jobs[i].idempotency_key);
+          }
+          return s.withContext("insert job");
+        }
       }
       JobId id(sqlite3_last_insert_rowid(db.raw()));
       ids.push_back(id);
@@ -395,6 +406,20 @@ Result<JobPage> SqliteStore::listJobs(const JobQuery& query) {
     page.jobs.push_back(std::move(job));
   }
   return page;
+}
+
+Result<std::optional<Job>> SqliteStore::findByIdempotencyKey(const std::string& user,
+                                                             const std::string& key) {
+  if (key.empty()) return std::optional<Job>();
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(std::string("SELECT ") + kJobColumns +
+                                          " FROM jobs WHERE user = ?1 AND idempotency_key = ?2"));
+  q.bind(1, user);
+  q.bind(2, key);
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return std::optional<Job>();
+  TY_ASSIGN_OR_RETURN(Job job, readJob(q));
+  return std::optional<Job>(std::move(job));
 }
 
 Result<std::vector<Job>> SqliteStore::activeJobs() {
