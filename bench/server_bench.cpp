@@ -94,7 +94,8 @@ Json getJson(httplib::Client& c, const std::string& path) {
 
 std::int64_t submit(httplib::Client& c, const Json& spec) {
   auto r = c.Post("/api/v1/jobs", spec.dump(), "application/json");
-  if (!r || r->status != 201) die("submit failed: " + (r ? r->body : httplib::to_string(r.error())));
+  if (!r || r->status != 201)
+    die("submit failed: " + (r ? r->body : httplib::to_string(r.error())));
   return Json::parse(r->body)["id"].get<std::int64_t>();
 }
 
@@ -106,8 +107,8 @@ double pct(std::vector<double> v, double p) {
 }
 
 void report(const char* what, const std::vector<double>& ms) {
-  std::printf("%s over %zu: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", what,
-              ms.size(), pct(ms, 50), pct(ms, 90), pct(ms, 99), pct(ms, 100));
+  std::printf("%s over %zu: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, ms.size(),
+              pct(ms, 50), pct(ms, 90), pct(ms, 99), pct(ms, 100));
 }
 
 void latency(int jobs) {
@@ -131,8 +132,8 @@ void latency(int jobs) {
     if (!log || log->body.empty()) die("no log for job " + std::to_string(id));
     std::int64_t started_ns = std::stoll(log->body);
     to_process.push_back(static_cast<double>(started_ns - t0) / 1e6);
-    to_running_state.push_back(
-        static_cast<double>(job["started_at"].get<std::int64_t>() - job["created_at"].get<std::int64_t>()));
+    to_running_state.push_back(static_cast<double>(job["started_at"].get<std::int64_t>() -
+                                                   job["created_at"].get<std::int64_t>()));
   }
   report("submit -> process running (first instruction of the job)", to_process);
   report("created_at -> started_at (server timestamps, ms resolution)", to_running_state);
@@ -212,12 +213,14 @@ void e2e(int jobs, int clients) {
       if (j["state"] == "succeeded") ++succeeded;
     }
     if (page["next_before"].is_null()) break;
-    next_page = "/api/v1/jobs?limit=1000&before=" + std::to_string(page["next_before"].get<std::int64_t>());
+    next_page =
+        "/api/v1/jobs?limit=1000&before=" + std::to_string(page["next_before"].get<std::int64_t>());
   }
   double secs = static_cast<double>(last - t0) / 1000.0;
-  std::printf("%d trivial jobs (1 fake GPU each, 64 GPUs): submitted in %.2f s, all ended in %.2f s: "
-              "%.0f jobs/s end to end; %d succeeded\n",
-              jobs, submit_secs, secs, jobs / secs, succeeded);
+  std::printf(
+      "%d trivial jobs (1 fake GPU each, 64 GPUs): submitted in %.2f s, all ended in %.2f s: "
+      "%.0f jobs/s end to end; %d succeeded\n",
+      jobs, submit_secs, secs, jobs / secs, succeeded);
 }
 
 }  // namespace
@@ -232,13 +235,20 @@ int main(int argc, char** argv) {
   int clients = 16;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--jobs") jobs = std::atoi(argv[i + 1]);
-    else if (k == "--clients") clients = std::atoi(argv[i + 1]);
-    else die("unknown option " + k);
+    if (k == "--jobs")
+      jobs = std::atoi(argv[i + 1]);
+    else if (k == "--clients")
+      clients = std::atoi(argv[i + 1]);
+    else
+      die("unknown option " + k);
   }
-  if (mode == "latency") latency(jobs);
-  else if (mode == "submit") submitRate(jobs, clients);
-  else if (mode == "e2e") e2e(jobs, clients);
-  else die("unknown mode " + mode);
+  if (mode == "latency")
+    latency(jobs);
+  else if (mode == "submit")
+    submitRate(jobs, clients);
+  else if (mode == "e2e")
+    e2e(jobs, clients);
+  else
+    die("unknown mode " + mode);
   return 0;
 }

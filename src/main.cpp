@@ -1,9 +1,9 @@
 // trainyard: one binary for the server, the CLI and the supervisor of job
 // processes.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "cli/commands.h"

@@ -81,25 +81,25 @@ ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, ApiO
   http_->set_tcp_nodelay(true);
   http_->set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 404) {
-      writeError(res, Status::notFound("no route for " + req.method + " " + req.path +
-                                       "; see GET /api/v1/openapi.json"));
-    } else if (res.status == 413) {
-      writeError(res, Status::tooLarge("request body is larger than " +
-                                       std::to_string(options_.max_body_bytes) + " bytes"));
-    } else if (res.status == 405) {
-      writeError(res, Status::invalidArgument("method " + req.method + " is not allowed here"));
-      res.status = 405;
-    } else {
-      Status s = res.status >= 500 ? Status::internal("internal error")
-                                   : Status::invalidArgument("bad request");
-      int status = res.status;
-      writeError(res, s);
-      res.status = status;
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 404) {
+          writeError(res, Status::notFound("no route for " + req.method + " " + req.path +
+                                           "; see GET /api/v1/openapi.json"));
+        } else if (res.status == 413) {
+          writeError(res, Status::tooLarge("request body is larger than " +
+                                           std::to_string(options_.max_body_bytes) + " bytes"));
+        } else if (res.status == 405) {
+          writeError(res, Status::invalidArgument("method " + req.method + " is not allowed here"));
+          res.status = 405;
+        } else {
+          Status s = res.status >= 500 ? Status::internal("internal error")
+                                       : Status::invalidArgument("bad request");
+          int status = res.status;
+          writeError(res, s);
+          res.status = status;
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   http_->set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown";
@@ -127,8 +127,14 @@ void ApiServer::addRoutes() {
   const ParamDoc id{"id", "path", "integer", "job id"};
   routes_ = {
       {{"GET", "/healthz", "Liveness: the process answers", {}, "", {200}},
-       [](const R&, W& res) { writeJson(res, 200, {{"status", "ok"}}); }},
-      {{"GET", "/readyz", "Readiness: the store is open and the reconcile loop runs", {}, "",
+       [](const R&, W& res) {
+         writeJson(res, 200, {{"status", "ok"}});
+       }},
+      {{"GET",
+        "/readyz",
+        "Readiness: the store is open and the reconcile loop runs",
+        {},
+        "",
         {200, 503}},
        [this](const R&, W& res) {
          if (control_.ready()) {
@@ -158,11 +164,19 @@ void ApiServer::addRoutes() {
         "",
         {200, 400}},
        [this](const R& q, W& s) { getJobs(q, s); }},
-      {{"GET", "/api/v1/jobs/{id}", "A job: spec, state, current attempt, why it waits", {id},
-        "", {200, 404}},
+      {{"GET",
+        "/api/v1/jobs/{id}",
+        "A job: spec, state, current attempt, why it waits",
+        {id},
+        "",
+        {200, 404}},
        [this](const R& q, W& s) { getJob(q, s); }},
-      {{"POST", "/api/v1/jobs/{id}/cancel",
-        "Cancel a job: SIGTERM, then SIGKILL after its grace period", {id}, "", {200, 404, 409}},
+      {{"POST",
+        "/api/v1/jobs/{id}/cancel",
+        "Cancel a job: SIGTERM, then SIGKILL after its grace period",
+        {id},
+        "",
+        {200, 404, 409}},
        [this](const R& q, W& s) { cancelJob(q, s); }},
       {{"GET",
         "/api/v1/jobs/{id}/events",
@@ -171,7 +185,11 @@ void ApiServer::addRoutes() {
         "",
         {200, 404}},
        [this](const R& q, W& s) { getEvents(q, s); }},
-      {{"GET", "/api/v1/jobs/{id}/attempts", "Every run of the job with its placement", {id}, "",
+      {{"GET",
+        "/api/v1/jobs/{id}/attempts",
+        "Every run of the job with its placement",
+        {id},
+        "",
         {200, 404}},
        [this](const R& q, W& s) { getAttempts(q, s); }},
       {{"GET",
@@ -203,7 +221,8 @@ void ApiServer::addRoutes() {
 }
 
 Result<int> ApiServer::bind(const std::string& host, int port) {
-  int bound = port == 0 ? http_->bind_to_any_port(host) : (http_->bind_to_port(host, port) ? port : -1);
+  int bound =
+      port == 0 ? http_->bind_to_any_port(host) : (http_->bind_to_port(host, port) ? port : -1);
   if (bound < 0) {
     return Status::unavailable("cannot listen on " + host + ":" + std::to_string(port) +
                                ": address in use or not available here");
@@ -223,7 +242,8 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
   bool yaml = type.find("yaml") != std::string::npos;
   if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
     return writeError(res, Status::invalidArgument("Content-Type must be application/json or "
-                                                   "application/yaml (got " + type + ")"));
+                                                   "application/yaml (got " +
+                                                   type + ")"));
   }
   auto body = parseBody(req.body, yaml);
   if (!body.isOk()) return writeError(res, body.status());
@@ -231,12 +251,12 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
   if (!spec.isOk()) return writeError(res, spec.status());
   std::string key = req.get_header_value("Idempotency-Key");
   if (key.size() > 128 || std::any_of(key.begin(), key.end(), [](char c) {
-        return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                 c == '.' || c == ':');
+        return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+                 c == ':');
       })) {
-    return writeError(res, Status::invalidArgument(
-                               "use at most 128 letters, digits, '-', '_', '.' or ':'",
-                               "Idempotency-Key"));
+    return writeError(
+        res, Status::invalidArgument("use at most 128 letters, digits, '-', '_', '.' or ':'",
+                                     "Idempotency-Key"));
   }
   auto submitted = control_.submit(std::move(*spec), requestUser(req), key);
   if (!submitted.isOk()) return writeError(res, submitted.status());
@@ -252,10 +272,10 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
   if (req.has_param("state")) {
     auto st = parseJobState(req.get_param_value("state"));
     if (!st) {
-      return writeError(res, Status::invalidArgument(
-                                 "must be one of pending, scheduled, running, succeeded, "
-                                 "failed, cancelled, preempted",
-                                 "state"));
+      return writeError(
+          res, Status::invalidArgument("must be one of pending, scheduled, running, succeeded, "
+                                       "failed, cancelled, preempted",
+                                       "state"));
     }
     q.state = st;
   }
@@ -374,8 +394,9 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
   const int r = static_cast<int>(*replica);
   auto initial = [this, r](const AttemptKey& key, std::int64_t tail_lines) -> std::string {
     if (key.number == 0) return "";
-    auto text = tailLog(layout_, key, r, tail_lines < 0 ? SIZE_MAX : static_cast<size_t>(tail_lines),
-                        tail_lines < 0 ? (64u << 20) : (4u << 20));
+    auto text =
+        tailLog(layout_, key, r, tail_lines < 0 ? SIZE_MAX : static_cast<size_t>(tail_lines),
+                tail_lines < 0 ? (64u << 20) : (4u << 20));
     return text.isOk() ? *text : "";
   };
   AttemptKey key{*id, static_cast<int>(*attempt)};
@@ -387,9 +408,9 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
   const int max_follows = std::max(1, options_.worker_threads - 8);
   if (follows_->fetch_add(1) >= max_follows) {
     follows_->fetch_sub(1);
-    return writeError(res, Status::unavailable(
-                               "too many log streams are open (" + std::to_string(max_follows) +
-                               "); try again later, or read without follow"));
+    return writeError(
+        res, Status::unavailable("too many log streams are open (" + std::to_string(max_follows) +
+                                 "); try again later, or read without follow"));
   }
   // Follow: send what exists, then new bytes as they come, until the job
   // ends and its log is drained. Without a pinned attempt, later attempts

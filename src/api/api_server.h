@@ -19,8 +19,8 @@ namespace ty {
 
 struct ApiOptions {
   std::size_t max_body_bytes = 1 << 20;
-  int worker_threads = 64;         // follow streams hold a worker each
-  int log_poll_ms = 50;            // how often a follow stream looks for new bytes
+  int worker_threads = 64;  // follow streams hold a worker each
+  int log_poll_ms = 50;     // how often a follow stream looks for new bytes
 };
 
 class ApiServer {

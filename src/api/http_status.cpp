@@ -6,18 +6,30 @@ namespace ty {
 
 int httpStatus(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kTooLarge: return 413;
-    case StatusCode::kInfeasible: return 422;
-    case StatusCode::kResourceExhausted: return 429;
-    case StatusCode::kInternal: return 500;
-    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kTooLarge:
+      return 413;
+    case StatusCode::kInfeasible:
+      return 422;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kInternal:
+      return 500;
+    case StatusCode::kUnavailable:
+      return 503;
   }
   return 500;
 }

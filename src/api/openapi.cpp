@@ -20,15 +20,24 @@ namespace {
 
 std::string reasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 400: return "Malformed or invalid request; the error names the field";
-    case 404: return "No such job";
-    case 409: return "Conflicts with the job's state";
-    case 413: return "Request body too large";
-    case 422: return "The job can never run on this cluster";
-    case 503: return "Not ready";
-    default: return "Response";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 400:
+      return "Malformed or invalid request; the error names the field";
+    case 404:
+      return "No such job";
+    case 409:
+      return "Conflicts with the job's state";
+    case 413:
+      return "Request body too large";
+    case 422:
+      return "The job can never run on this cluster";
+    case 503:
+      return "Not ready";
+    default:
+      return "Response";
   }
 }
 
@@ -73,9 +82,12 @@ Json openApiDocument(const std::vector<RouteDoc>& routes) {
     for (int s : r.responses) {
       Json resp = {{"description", reasonPhrase(s)}};
       if (s >= 400) {
-        resp["content"] = {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}};
+        resp["content"] = {
+            {"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}};
       } else {
-        resp["content"] = {{r.content_type, {{"schema", {{"type", r.content_type == "text/plain" ? "string" : "object"}}}}}};
+        resp["content"] = {
+            {r.content_type,
+             {{"schema", {{"type", r.content_type == "text/plain" ? "string" : "object"}}}}}};
       }
       responses[std::to_string(s)] = resp;
     }

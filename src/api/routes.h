@@ -15,7 +15,7 @@ namespace ty {
 
 struct ParamDoc {
   std::string name;
-  std::string in;  // "path", "query" or "header"
+  std::string in;    // "path", "query" or "header"
   std::string type;  // "integer", "string", "boolean"
   std::string description;
 };

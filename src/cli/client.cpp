@@ -27,17 +27,28 @@ StatusCode codeFromName(const std::string& name) {
 
 Status statusFromCode(StatusCode c, const std::string& msg, const std::string& field) {
   switch (c) {
-    case StatusCode::kInvalidArgument: return Status::invalidArgument(msg, field);
-    case StatusCode::kNotFound: return Status::notFound(msg);
-    case StatusCode::kAlreadyExists: return Status::alreadyExists(msg);
-    case StatusCode::kFailedPrecondition: return Status::failedPrecondition(msg);
-    case StatusCode::kPermissionDenied: return Status::permissionDenied(msg);
-    case StatusCode::kUnauthenticated: return Status::unauthenticated(msg);
-    case StatusCode::kResourceExhausted: return Status::resourceExhausted(msg);
-    case StatusCode::kUnavailable: return Status::unavailable(msg);
-    case StatusCode::kInfeasible: return Status::infeasible(msg, field);
-    case StatusCode::kTooLarge: return Status::tooLarge(msg, field);
-    default: return Status::internal(msg);
+    case StatusCode::kInvalidArgument:
+      return Status::invalidArgument(msg, field);
+    case StatusCode::kNotFound:
+      return Status::notFound(msg);
+    case StatusCode::kAlreadyExists:
+      return Status::alreadyExists(msg);
+    case StatusCode::kFailedPrecondition:
+      return Status::failedPrecondition(msg);
+    case StatusCode::kPermissionDenied:
+      return Status::permissionDenied(msg);
+    case StatusCode::kUnauthenticated:
+      return Status::unauthenticated(msg);
+    case StatusCode::kResourceExhausted:
+      return Status::resourceExhausted(msg);
+    case StatusCode::kUnavailable:
+      return Status::unavailable(msg);
+    case StatusCode::kInfeasible:
+      return Status::infeasible(msg, field);
+    case StatusCode::kTooLarge:
+      return Status::tooLarge(msg, field);
+    default:
+      return Status::internal(msg);
   }
 }
 

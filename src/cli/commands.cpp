@@ -88,9 +88,9 @@ std::string jobPath(const std::string& id) {
 
 std::string gpusOf(const Json& job) {
   const Json& r = job["spec"]["resources"];
-  std::string g = r.contains("gpus") ? (r["gpus"].is_string() ? r["gpus"].get<std::string>()
-                                                                : r["gpus"].dump())
-                                     : "0";
+  std::string g = r.contains("gpus")
+                      ? (r["gpus"].is_string() ? r["gpus"].get<std::string>() : r["gpus"].dump())
+                      : "0";
   int replicas = job["spec"].value("replicas", 1);
   return replicas > 1 ? std::to_string(replicas) + "x" + g : g;
 }
@@ -107,7 +107,8 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
     std::vector<std::string> command;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("submit", "Submit a job: trainyard submit --gpus 2 -- python3 train.py");
+  CLI::App* cmd =
+      app.add_subcommand("submit", "Submit a job: trainyard submit --gpus 2 -- python3 train.py");
   cmd->add_option("-f,--file", o->file, "Job spec file (YAML or JSON)")->check(CLI::ExistingFile);
   cmd->add_option("--name", o->name, "Job name");
   cmd->add_option("--project", o->project, "Project (default: default)");
@@ -237,7 +238,8 @@ void addDescribe(CLI::App& app, std::shared_ptr<Globals> g) {
     }
     if (spec.contains("command")) {
       std::string cmdline;
-      for (const auto& a : spec["command"]) cmdline += (cmdline.empty() ? "" : " ") + a.get<std::string>();
+      for (const auto& a : spec["command"])
+        cmdline += (cmdline.empty() ? "" : " ") + a.get<std::string>();
       std::cout << "Command:    " << cmdline << "\n";
     } else {
       std::cout << "Script:     " << str(spec, "script") << "\n";
@@ -307,15 +309,17 @@ void addLogs(CLI::App& app, std::shared_ptr<Globals> g) {
 
 void addCancel(CLI::App& app, std::shared_ptr<Globals> g) {
   auto id = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL after its grace period)");
+  CLI::App* cmd =
+      app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL after its grace period)");
   cmd->add_option("JOB", *id, "Job id")->required();
   cmd->callback([g, id] {
     ApiClient client(serverUrl(g->server));
     Json job = orFail(client.post(jobPath(*id) + "/cancel", ""));
     if (printStructured(*g, job)) return;
     std::cout << "Job " << str(job, "id") << ": "
-              << (str(job, "state") == "cancelled" ? "cancelled"
-                                                   : "cancel requested (" + str(job, "reason") + ")")
+              << (str(job, "state") == "cancelled"
+                      ? "cancelled"
+                      : "cancel requested (" + str(job, "reason") + ")")
               << "\n";
   });
 }

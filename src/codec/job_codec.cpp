@@ -62,8 +62,8 @@ class ObjectReader {
     }
     DurationMs d = v->is_string() ? parseDuration(v->get<std::string>()) : -1;
     if (d < 0) {
-      return Status::invalidArgument(
-          "must be a duration such as \"90s\", \"30m\" or \"2h\"", path(key));
+      return Status::invalidArgument("must be a duration such as \"90s\", \"30m\" or \"2h\"",
+                                     path(key));
     }
     out = d;
     return Status::ok();
@@ -82,9 +82,9 @@ class ObjectReader {
       q = parseQuantity(v->get<std::string>());
     }
     if (!q) {
-      return Status::invalidArgument(std::string("must be a non-negative number such as ") +
-                                         example + " (at most 3 decimals)",
-                                     path(key));
+      return Status::invalidArgument(
+          std::string("must be a non-negative number such as ") + example + " (at most 3 decimals)",
+          path(key));
     }
     out = *q;
     return Status::ok();
@@ -152,9 +152,13 @@ Json yamlToJson(const YAML::Node& node, int& budget) {
         char* end = nullptr;
         errno = 0;
         long long n = std::strtoll(s.c_str(), &end, 10);
-        if (*end == '\0' && errno == 0 && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) return n;
+        if (*end == '\0' && errno == 0 &&
+            (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-'))
+          return n;
         double d = std::strtod(s.c_str(), &end);
-        if (*end == '\0' && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.')) return d;
+        if (*end == '\0' &&
+            (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.'))
+          return d;
       }
       return s;
     }
@@ -313,8 +317,10 @@ Result<Json> parseBody(const std::string& body, bool yaml) {
   for (size_t i = 0; i < body.size(); ++i) {
     char c = body[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -439,12 +445,9 @@ Result<Attempt> attemptFromJson(const Json& j) {
 }
 
 Json eventToJson(const Event& e) {
-  return {{"seq", e.seq},
-          {"job", e.job.value()},
-          {"time", e.time},
-          {"level", e.level == EventLevel::kWarning ? "warning" : "normal"},
-          {"reason", e.reason},
-          {"message", e.message}};
+  return {{"seq", e.seq},       {"job", e.job.value()},
+          {"time", e.time},     {"level", e.level == EventLevel::kWarning ? "warning" : "normal"},
+          {"reason", e.reason}, {"message", e.message}};
 }
 
 Result<Event> eventFromJson(const Json& j) {
@@ -454,8 +457,8 @@ Result<Event> eventFromJson(const Json& j) {
         e.seq = j.at("seq").get<std::int64_t>();
         e.job = JobId(j.at("job").get<std::int64_t>());
         e.time = j.at("time").get<Timestamp>();
-        e.level = j.value("level", "normal") == "warning" ? EventLevel::kWarning
-                                                          : EventLevel::kNormal;
+        e.level =
+            j.value("level", "normal") == "warning" ? EventLevel::kWarning : EventLevel::kNormal;
         e.reason = j.at("reason").get<std::string>();
         e.message = j.at("message").get<std::string>();
         return e;

@@ -4,9 +4,8 @@
 // never escape this layer.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "core/job.h"

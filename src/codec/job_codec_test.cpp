@@ -52,9 +52,10 @@ TEST(SpecCodec, RejectsDurationsThatWouldOverflow) {
 }
 
 TEST(SpecCodec, AcceptsYaml) {
-  auto j = parseBody("name: t\ncommand: [python3, x.py]\nresources:\n  gpus: 2\n  memory: 1Gi\n"
-                     "max_runtime: 2h\nenv:\n  SEED: 42\n",
-                     true);
+  auto j = parseBody(
+      "name: t\ncommand: [python3, x.py]\nresources:\n  gpus: 2\n  memory: 1Gi\n"
+      "max_runtime: 2h\nenv:\n  SEED: 42\n",
+      true);
   ASSERT_TRUE(j.isOk()) << j.status().toString();
   auto s = specFromJson(*j);
   ASSERT_TRUE(s.isOk()) << s.status().toString();

@@ -56,12 +56,18 @@ DurationMs parseDuration(const std::string& text) {
     std::string unit;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
     std::int64_t scale;
-    if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1000;
-    else if (unit == "m") scale = 60'000;
-    else if (unit == "h") scale = 3'600'000;
-    else if (unit == "d") scale = 86'400'000;
-    else return -1;
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60'000;
+    else if (unit == "h")
+      scale = 3'600'000;
+    else if (unit == "d")
+      scale = 86'400'000;
+    else
+      return -1;
     // At most about 100 years in all: no overflow, no absurd values.
     constexpr DurationMs kMax = 3'153'600'000'000LL;
     if (n > kMax / scale || total > kMax - n * scale) return -1;
@@ -73,9 +79,12 @@ DurationMs parseDuration(const std::string& text) {
 std::string formatDuration(DurationMs d) {
   if (d == 0) return "0s";
   std::string out;
-  struct Unit { const char* name; DurationMs ms; };
-  static constexpr Unit kUnits[] = {{"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000},
-                                    {"s", 1000}, {"ms", 1}};
+  struct Unit {
+    const char* name;
+    DurationMs ms;
+  };
+  static constexpr Unit kUnits[] = {
+      {"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1000}, {"ms", 1}};
   for (const auto& u : kUnits) {
     if (d >= u.ms) {
       out += std::to_string(d / u.ms) + u.name;
@@ -97,23 +106,35 @@ std::optional<std::int64_t> parseMemory(const std::string& text) {
   if (i == 0) return std::nullopt;
   std::string suffix = text.substr(i);
   std::int64_t scale;
-  if (suffix.empty()) scale = 1;
-  else if (suffix == "Ki") scale = 1LL << 10;
-  else if (suffix == "Mi") scale = 1LL << 20;
-  else if (suffix == "Gi") scale = 1LL << 30;
-  else if (suffix == "Ti") scale = 1LL << 40;
-  else if (suffix == "K" || suffix == "k") scale = 1000;
-  else if (suffix == "M") scale = 1000'000;
-  else if (suffix == "G") scale = 1000'000'000;
-  else if (suffix == "T") scale = 1000'000'000'000LL;
-  else return std::nullopt;
+  if (suffix.empty())
+    scale = 1;
+  else if (suffix == "Ki")
+    scale = 1LL << 10;
+  else if (suffix == "Mi")
+    scale = 1LL << 20;
+  else if (suffix == "Gi")
+    scale = 1LL << 30;
+  else if (suffix == "Ti")
+    scale = 1LL << 40;
+  else if (suffix == "K" || suffix == "k")
+    scale = 1000;
+  else if (suffix == "M")
+    scale = 1000'000;
+  else if (suffix == "G")
+    scale = 1000'000'000;
+  else if (suffix == "T")
+    scale = 1000'000'000'000LL;
+  else
+    return std::nullopt;
   if (n > (INT64_MAX / scale)) return std::nullopt;
   return n * scale;
 }
 
 std::string formatMemory(std::int64_t bytes) {
-  static constexpr struct { const char* s; std::int64_t v; } kUnits[] = {
-      {"Ti", 1LL << 40}, {"Gi", 1LL << 30}, {"Mi", 1LL << 20}, {"Ki", 1LL << 10}};
+  static constexpr struct {
+    const char* s;
+    std::int64_t v;
+  } kUnits[] = {{"Ti", 1LL << 40}, {"Gi", 1LL << 30}, {"Mi", 1LL << 20}, {"Ki", 1LL << 10}};
   for (const auto& u : kUnits) {
     if (bytes >= u.v && bytes % u.v == 0) return std::to_string(bytes / u.v) + u.s;
   }

@@ -19,8 +19,14 @@ class Quantity {
   constexpr bool isZero() const { return milli_ == 0; }
   constexpr Quantity operator+(Quantity o) const { return Quantity(milli_ + o.milli_); }
   constexpr Quantity operator-(Quantity o) const { return Quantity(milli_ - o.milli_); }
-  constexpr Quantity& operator+=(Quantity o) { milli_ += o.milli_; return *this; }
-  constexpr Quantity& operator-=(Quantity o) { milli_ -= o.milli_; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    milli_ += o.milli_;
+    return *this;
+  }
+  constexpr Quantity& operator-=(Quantity o) {
+    milli_ -= o.milli_;
+    return *this;
+  }
   constexpr Quantity times(std::int64_t n) const { return Quantity(milli_ * n); }
   auto operator<=>(const Quantity&) const = default;
   // "2", "0.5", "0.25": shortest exact decimal.

@@ -88,7 +88,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(v_).isOk()) {
       std::abort();  // a Result made from an ok Status has no value: a bug
@@ -117,9 +117,9 @@ class [[nodiscard]] Result {
 #define TY_CONCAT(a, b) TY_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when it is not ok.
-#define TY_RETURN_IF_ERROR(expr)            \
-  do {                                      \
-    ::ty::Status ty_status_ = (expr);       \
+#define TY_RETURN_IF_ERROR(expr)               \
+  do {                                         \
+    ::ty::Status ty_status_ = (expr);          \
     if (!ty_status_.isOk()) return ty_status_; \
   } while (0)
 

@@ -6,21 +6,28 @@ namespace ty {
 
 const char* jobStateName(JobState s) {
   switch (s) {
-    case JobState::kPending: return "pending";
-    case JobState::kScheduled: return "scheduled";
-    case JobState::kRunning: return "running";
-    case JobState::kSucceeded: return "succeeded";
-    case JobState::kFailed: return "failed";
-    case JobState::kCancelled: return "cancelled";
-    case JobState::kPreempted: return "preempted";
+    case JobState::kPending:
+      return "pending";
+    case JobState::kScheduled:
+      return "scheduled";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kPreempted:
+      return "preempted";
   }
   return "unknown";
 }
 
 std::optional<JobState> parseJobState(const std::string& s) {
-  for (JobState st : {JobState::kPending, JobState::kScheduled, JobState::kRunning,
-                      JobState::kSucceeded, JobState::kFailed, JobState::kCancelled,
-                      JobState::kPreempted}) {
+  for (JobState st :
+       {JobState::kPending, JobState::kScheduled, JobState::kRunning, JobState::kSucceeded,
+        JobState::kFailed, JobState::kCancelled, JobState::kPreempted}) {
     if (s == jobStateName(st)) return st;
   }
   return std::nullopt;
@@ -32,9 +39,12 @@ bool isTerminal(JobState s) {
 
 const char* attemptStateName(AttemptState s) {
   switch (s) {
-    case AttemptState::kLaunching: return "launching";
-    case AttemptState::kRunning: return "running";
-    case AttemptState::kEnded: return "ended";
+    case AttemptState::kLaunching:
+      return "launching";
+    case AttemptState::kRunning:
+      return "running";
+    case AttemptState::kEnded:
+      return "ended";
   }
   return "unknown";
 }
@@ -96,10 +106,10 @@ Status validateSpec(const JobSpec& spec) {
     return Status::invalidArgument("must be 0 or more", "resources.gpus");
   }
   if (!spec.resources.gpus.isWhole()) {
-    return Status::invalidArgument(
-        "must be a whole number of GPUs (got " + spec.resources.gpus.toString() +
-            "); fractional GPUs are not supported yet",
-        "resources.gpus");
+    return Status::invalidArgument("must be a whole number of GPUs (got " +
+                                       spec.resources.gpus.toString() +
+                                       "); fractional GPUs are not supported yet",
+                                   "resources.gpus");
   }
   if (spec.resources.gpus > Quantity::whole(64)) {
     return Status::invalidArgument("at most 64 GPUs per replica; use more replicas",

@@ -25,24 +25,24 @@ struct Resources {
 };
 
 struct RetryPolicy {
-  int limit = 0;                    // retries after the first attempt
-  DurationMs backoff = 10'000;      // first delay; doubles each retry
+  int limit = 0;                // retries after the first attempt
+  DurationMs backoff = 10'000;  // first delay; doubles each retry
   bool operator==(const RetryPolicy&) const = default;
 };
 
 struct JobSpec {
   std::string name;
   std::string project = "default";
-  std::vector<std::string> command;   // argv; exactly one of command and script
-  std::string script;                 // run by /bin/sh -c
-  std::string image;                  // empty: run as a plain process
+  std::vector<std::string> command;  // argv; exactly one of command and script
+  std::string script;                // run by /bin/sh -c
+  std::string image;                 // empty: run as a plain process
   Resources resources;
   int replicas = 1;
   std::map<std::string, std::string> env;
   std::string workdir;
   int priority = 0;
-  DurationMs max_runtime = 0;         // zero: unlimited
-  DurationMs grace_period = 30'000;   // SIGTERM to SIGKILL
+  DurationMs max_runtime = 0;        // zero: unlimited
+  DurationMs grace_period = 30'000;  // SIGTERM to SIGKILL
   RetryPolicy retries;
   bool operator==(const JobSpec&) const = default;
 };
@@ -89,12 +89,12 @@ struct Job {
   JobState state = JobState::kPending;
   Timestamp created_at = 0;
   Timestamp updated_at = 0;
-  Timestamp started_at = 0;   // of the current or last attempt
+  Timestamp started_at = 0;  // of the current or last attempt
   Timestamp finished_at = 0;
-  int attempts = 0;           // attempts made so far (the current one included)
+  int attempts = 0;  // attempts made so far (the current one included)
   std::optional<int> exit_code;
-  std::string reason;         // last explanation: why it waits or why it ended
-  Timestamp not_before = 0;   // retry backoff: not scheduled before this time
+  std::string reason;                 // last explanation: why it waits or why it ended
+  Timestamp not_before = 0;           // retry backoff: not scheduled before this time
   Timestamp cancel_requested_at = 0;  // non-zero once a cancel was accepted
   // Client-chosen key that makes a submission safe to resend: a second
   // submission by the same user with the same key returns this job.

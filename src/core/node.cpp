@@ -13,8 +13,9 @@ bool gpuModelMatches(const std::vector<std::string>& selector, const std::string
     return s;
   };
   std::string m = lower(model);
-  return std::any_of(selector.begin(), selector.end(),
-                     [&](const std::string& want) { return m.find(lower(want)) != std::string::npos; });
+  return std::any_of(selector.begin(), selector.end(), [&](const std::string& want) {
+    return m.find(lower(want)) != std::string::npos;
+  });
 }
 
 }  // namespace ty

@@ -13,7 +13,7 @@ namespace ty {
 struct GpuInfo {
   int index = 0;
   std::string uuid;
-  std::string model;             // "A100-80GB", "NVIDIA H200"
+  std::string model;  // "A100-80GB", "NVIDIA H200"
   std::int64_t memory_bytes = 0;
   bool healthy = true;
   bool operator==(const GpuInfo&) const = default;

@@ -81,8 +81,7 @@ std::optional<std::vector<ReplicaPlacement>> placeGang(std::vector<FreeNode>& no
       }
       std::int64_t free = countMatchingFree(n, r);
       if (free < want) continue;
-      if (!best || free < best_free ||
-          (free == best_free && n.free_cpus < best->free_cpus) ||
+      if (!best || free < best_free || (free == best_free && n.free_cpus < best->free_cpus) ||
           (free == best_free && n.free_cpus == best->free_cpus &&
            n.info->name < best->info->name)) {
         best = &n;
@@ -137,12 +136,12 @@ std::string explainWait(const std::vector<FreeNode>& nodes, const PendingJob& jo
     }
   }
   if (free < g) {
-    return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
-           ", " + std::to_string(free) + " free on node " + most->info->name;
+    return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) + ", " +
+           std::to_string(free) + " free on node " + most->info->name;
   }
   if (!r.cpus.isZero() && most->free_cpus < r.cpus) {
-    return "Waiting: needs " + need + r.cpus.toString() + " CPUs, " +
-           most->free_cpus.toString() + " free on node " + most->info->name;
+    return "Waiting: needs " + need + r.cpus.toString() + " CPUs, " + most->free_cpus.toString() +
+           " free on node " + most->info->name;
   }
   if (r.memory_bytes > 0 && most->free_memory < r.memory_bytes) {
     return "Waiting: needs " + need + formatMemory(r.memory_bytes) + " memory, " +
@@ -150,8 +149,8 @@ std::string explainWait(const std::vector<FreeNode>& nodes, const PendingJob& jo
            most->info->name;
   }
   return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
-         " per replica; not all replicas fit at once (" + std::to_string(free) +
-         " free on node " + most->info->name + ")";
+         " per replica; not all replicas fit at once (" + std::to_string(free) + " free on node " +
+         most->info->name + ")";
 }
 
 }  // namespace
@@ -209,8 +208,8 @@ Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
   if (!r.gpu_types.empty() && matching == 0 && g > 0) {
     std::string have;
     for (const auto& m : models) have += (have.empty() ? "" : ", ") + m;
-    return Status::infeasible("no node has GPUs" + typeSuffix(r) + " (GPU models here: " +
-                                  (have.empty() ? "none" : have) + ")",
+    return Status::infeasible("no node has GPUs" + typeSuffix(r) +
+                                  " (GPU models here: " + (have.empty() ? "none" : have) + ")",
                               "resources.gpu_type");
   }
   if (g > largest) {
@@ -225,8 +224,8 @@ Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
     max_mem = std::max(max_mem, n.memory_bytes);
   }
   if (r.cpus > max_cpus) {
-    return Status::infeasible("needs " + r.cpus.toString() + " CPUs per replica; the largest node has " +
-                                  max_cpus.toString(),
+    return Status::infeasible("needs " + r.cpus.toString() +
+                                  " CPUs per replica; the largest node has " + max_cpus.toString(),
                               "resources.cpus");
   }
   if (r.memory_bytes > max_mem) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/rng.h"
 #include "common/ids.h"
+#include "common/rng.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/job.h"

@@ -86,7 +86,8 @@ TEST(Schedule, GangReplicasGetDisjointGpus) {
 }
 
 TEST(Schedule, RespectsGpuTypeSelector) {
-  ClusterSnapshot c{{{node("a", 2, "A100-80GB"), {}, {}, 0}, {node("h", 2, "H100-80GB"), {}, {}, 0}}};
+  ClusterSnapshot c{
+      {{node("a", 2, "A100-80GB"), {}, {}, 0}, {node("h", 2, "H100-80GB"), {}, {}, 0}}};
   PendingJob j = job(1, 2);
   j.per_replica.gpu_types = {"h100"};
   Decision d = run(c, {j});

@@ -45,21 +45,35 @@ Status loadConfigFile(const std::string& path, ServerConfig& c) {
       return Status::ok();
     };
     Status st;
-    if (k == "listen") st = str(c.listen);
-    else if (k == "data_dir") st = str(c.data_dir);
-    else if (k == "fake_gpus") st = str(c.fake_gpus);
-    else if (k == "nvml_library") st = str(c.nvml_library);
-    else if (k == "node_name") st = str(c.node_name);
-    else if (k == "max_body_bytes") st = memory(c.max_body_bytes);
-    else if (k == "worker_threads") st = integer(c.worker_threads, 4, 1024);
-    else if (k == "log_max_bytes") st = memory(c.log_max_bytes);
-    else if (k == "log_max_files") st = integer(c.log_max_files, 1, 100);
-    else if (k == "podman") st = str(c.podman);
-    else if (k == "container_runtime") st = str(c.container_runtime);
-    else if (k == "container_network") st = str(c.container_network);
+    if (k == "listen")
+      st = str(c.listen);
+    else if (k == "data_dir")
+      st = str(c.data_dir);
+    else if (k == "fake_gpus")
+      st = str(c.fake_gpus);
+    else if (k == "nvml_library")
+      st = str(c.nvml_library);
+    else if (k == "node_name")
+      st = str(c.node_name);
+    else if (k == "max_body_bytes")
+      st = memory(c.max_body_bytes);
+    else if (k == "worker_threads")
+      st = integer(c.worker_threads, 4, 1024);
+    else if (k == "log_max_bytes")
+      st = memory(c.log_max_bytes);
+    else if (k == "log_max_files")
+      st = integer(c.log_max_files, 1, 100);
+    else if (k == "podman")
+      st = str(c.podman);
+    else if (k == "container_runtime")
+      st = str(c.container_runtime);
+    else if (k == "container_network")
+      st = str(c.container_network);
     else if (k == "cgroups") {
-      if (!v.is_boolean()) st = bad(k, "must be true or false");
-      else c.cgroups = v.get<bool>();
+      if (!v.is_boolean())
+        st = bad(k, "must be true or false");
+      else
+        c.cgroups = v.get<bool>();
     } else {
       st = bad(k, "unknown setting; see docs/configuration.md");
     }
@@ -71,9 +85,8 @@ Status loadConfigFile(const std::string& path, ServerConfig& c) {
 Status parseListen(const std::string& listen, std::string& host, int& port) {
   auto colon = listen.rfind(':');
   auto fail = [&] {
-    return Status::invalidArgument("must be HOST:PORT such as 127.0.0.1:8080 (got \"" + listen +
-                                       "\")",
-                                   "--listen");
+    return Status::invalidArgument(
+        "must be HOST:PORT such as 127.0.0.1:8080 (got \"" + listen + "\")", "--listen");
   };
   if (colon == std::string::npos || colon == 0) return fail();
   host = listen.substr(0, colon);

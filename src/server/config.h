@@ -12,7 +12,7 @@ namespace ty {
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./var";
-  std::string fake_gpus;                    // "4xA100-80GB"; empty: discover with NVML
+  std::string fake_gpus;  // "4xA100-80GB"; empty: discover with NVML
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string node_name = "local";
   std::size_t max_body_bytes = 1 << 20;

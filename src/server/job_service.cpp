@@ -73,8 +73,9 @@ std::string describePlacement(const std::vector<ReplicaPlacement>& replicas) {
   if (replicas.size() == 1) {
     const auto& r = replicas[0];
     return "Placed on " + r.node +
-           (r.gpus.empty() ? " (no GPUs)" : ", GPU" + std::string(r.gpus.size() > 1 ? "s " : " ") +
-                                                gpuList(r.gpus));
+           (r.gpus.empty()
+                ? " (no GPUs)"
+                : ", GPU" + std::string(r.gpus.size() > 1 ? "s " : " ") + gpuList(r.gpus));
   }
   std::string out = "Placed " + std::to_string(replicas.size()) + " replicas:";
   for (size_t i = 0; i < replicas.size(); ++i) {
@@ -110,8 +111,10 @@ std::string defaultName(const JobSpec& s) {
   if (!s.command.empty()) {
     std::string base = s.command[0].substr(s.command[0].find_last_of('/') + 1);
     std::string out;
-    for (char c : base) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                                c == '_' || c == '.') ? c : '-';
+    for (char c : base)
+      out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')
+                 ? c
+                 : '-';
     if (!out.empty() && out.size() <= 128) return out;
   }
   return "job";
@@ -348,8 +351,8 @@ void JobService::handleCancel(const std::shared_ptr<CancelRequest>& req_ptr, Pas
   if (it == active_.end()) {
     auto stored = store_.getJob(req.id);
     if (!stored.isOk()) return reply(stored.status());
-    return reply(Status::failedPrecondition("job " + std::to_string(req.id.value()) +
-                                            " already " + jobStateName(stored->state) +
+    return reply(Status::failedPrecondition("job " + std::to_string(req.id.value()) + " already " +
+                                            jobStateName(stored->state) +
                                             "; there is nothing to cancel"));
   }
   Job& job = it->second;
@@ -433,8 +436,10 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
   std::string what;
   if (first_failure) {
     what = first_failure->message;
-    if (job.spec.replicas > 1) what = "Replica " + std::to_string(first_failure->replica) + " " + what;
-    if (!what.empty()) what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
+    if (job.spec.replicas > 1)
+      what = "Replica " + std::to_string(first_failure->replica) + " " + what;
+    if (!what.empty())
+      what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
   } else {
     what = "Exited with code 0";
   }
@@ -492,10 +497,10 @@ void JobService::handleTimers(Pass& pass, Timestamp now) {
     }
     if (live->stop_sent > 0 && !live->kill_sent && now >= live->kill_at) {
       live->kill_sent = true;
-      pass.event(id, now, "Killing",
-                 "Grace period of " + formatDuration(job.spec.grace_period) +
-                     " is over: sending SIGKILL",
-                 EventLevel::kWarning);
+      pass.event(
+          id, now, "Killing",
+          "Grace period of " + formatDuration(job.spec.grace_period) + " is over: sending SIGKILL",
+          EventLevel::kWarning);
       pass.signals.push_back({live->attempt.key, SIGKILL});
     }
   }
@@ -604,8 +609,9 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
     (void)executor_.signal(req.key, SIGKILL);
     for (size_t r = 0; r < live.exits.size(); ++r) {
       if (!live.exits[r]) {
-        live.exits[r] = ReplicaExit{req.key, static_cast<int>(r), 127, 0, true,
-                                    "could not start: " + result.status().message()};
+        live.exits[r] = ReplicaExit{req.key, static_cast<int>(r),
+                                    127,     0,
+                                    true,    "could not start: " + result.status().message()};
         if (live.first_failed < 0) live.first_failed = static_cast<int>(r);
       }
     }
@@ -637,7 +643,8 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
     (void)executor_.signal(live.attempt.key, live.kill_sent ? SIGKILL : SIGTERM);
   }
   bool many = result->started.size() > 1;
-  if (!started.empty()) pass.event(job.id, now, "Started", std::string("Started pid") + (many ? "s " : " ") + started);
+  if (!started.empty())
+    pass.event(job.id, now, "Started", std::string("Started pid") + (many ? "s " : " ") + started);
   if (!adopted.empty()) {
     pass.event(job.id, now, "Adopted",
                std::string("Adopted running pid") + (many ? "s " : " ") + adopted +

@@ -1,7 +1,7 @@
 #include "server/server_main.h"
 
-#include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,9 +83,10 @@ int runServer(const ServerConfig& config) {
     GpuDiscovery found = discoverNvmlGpus(config.nvml_library);
     gpus = found.gpus;
     if (gpus.empty()) {
-      spdlog::warn("no GPUs: {}; jobs that ask for GPUs will be refused (use --fake-gpus to "
-                   "simulate some)",
-                   found.note);
+      spdlog::warn(
+          "no GPUs: {}; jobs that ask for GPUs will be refused (use --fake-gpus to "
+          "simulate some)",
+          found.note);
     } else {
       spdlog::info("found {} GPUs through NVML", gpus.size());
     }

@@ -20,14 +20,14 @@ namespace ty {
 
 struct JobQuery {
   std::optional<JobState> state;
-  std::string project;  // empty: any
-  std::string user;     // empty: any
-  int limit = 100;      // 1..1000
+  std::string project;         // empty: any
+  std::string user;            // empty: any
+  int limit = 100;             // 1..1000
   std::int64_t before_id = 0;  // page cursor: only ids below this; 0: from newest
 };
 
 struct JobPage {
-  std::vector<Job> jobs;       // newest first
+  std::vector<Job> jobs;         // newest first
   std::int64_t next_before = 0;  // cursor for the next page; 0: no more
 };
 

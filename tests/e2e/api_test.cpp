@@ -255,11 +255,10 @@ namespace {
 // Two servers over one store would place the same jobs twice: the second
 // refuses to start, and the first keeps serving.
 TEST_F(ApiTest, ASecondServerOnTheSameDataDirRefusesToStart) {
-  ProcResult second = runCli({"server", "--listen", "127.0.0.1:0", "--data-dir", data_dir_,
-                              "--fake-gpus", "1xA100-80GB"});
+  ProcResult second = runCli(
+      {"server", "--listen", "127.0.0.1:0", "--data-dir", data_dir_, "--fake-gpus", "1xA100-80GB"});
   EXPECT_EQ(second.exit_code, 1);
-  EXPECT_NE(second.err.find("another trainyard server is using"), std::string::npos)
-      << second.err;
+  EXPECT_NE(second.err.find("another trainyard server is using"), std::string::npos) << second.err;
   EXPECT_EQ(api().get("/readyz").status, 200);
 }
 
@@ -271,11 +270,11 @@ namespace {
 
 TEST_F(ApiTest, IdempotencyKeyMakesASubmissionSafeToResend) {
   Json spec = scriptJob("true");
-  HttpResult first =
-      api().post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", "nightly-7"}});
+  HttpResult first = api().post("/api/v1/jobs", spec.dump(), "application/json",
+                                {{"Idempotency-Key", "nightly-7"}});
   ASSERT_EQ(first.status, 201) << first.body;
-  HttpResult again =
-      api().post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", "nightly-7"}});
+  HttpResult again = api().post("/api/v1/jobs", spec.dump(), "application/json",
+                                {{"Idempotency-Key", "nightly-7"}});
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.json["id"], first.json["id"]);
   HttpResult list = api().get("/api/v1/jobs");

@@ -41,8 +41,8 @@ TEST_F(ExamplesTest, TrainCpuCheckpointsOnCancelAndResumes) {
 
   std::int64_t first = api().submit(spec);
   ASSERT_GT(first, 0);
-  ASSERT_TRUE(waitFor([&] { return api().logs(first).find("step 25/60") != std::string::npos; },
-                      20s))
+  ASSERT_TRUE(
+      waitFor([&] { return api().logs(first).find("step 25/60") != std::string::npos; }, 20s))
       << api().logs(first);
   EXPECT_EQ(api().post("/api/v1/jobs/" + std::to_string(first) + "/cancel", "").status, 200);
   Json cancelled = api().waitDone(first);

@@ -1,9 +1,6 @@
 #include "exec/local/local_executor.h"
 
-#include "common/units.h"
-
 #include <arpa/inet.h>
-#include <filesystem>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -21,11 +18,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "common/units.h"
 #include "exec/local/cgroup.h"
 #include "exec/local/launch_plan.h"
 #include "exec/local/sys_util.h"

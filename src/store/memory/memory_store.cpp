@@ -1,8 +1,7 @@
 #include "store/memory/memory_store.h"
 
-#include <set>
-
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -31,8 +30,10 @@ Status MemoryStore::createJobs(std::vector<Job>& jobs,
       dup = dup || (rec.job.user == job.user && rec.job.idempotency_key == job.idempotency_key);
     }
     if (dup) {
-      return Status::alreadyExists("user " + job.user + " already submitted a job with "
-                                   "idempotency key " + job.idempotency_key);
+      return Status::alreadyExists("user " + job.user +
+                                   " already submitted a job with "
+                                   "idempotency key " +
+                                   job.idempotency_key);
     }
   }
   for (size_t i = 0; i < jobs.size(); ++i) {

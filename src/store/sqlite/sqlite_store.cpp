@@ -290,8 +290,10 @@ Status SqliteStore::createJobs(std::vector<Job>& jobs,
         Status s = ins.run();
         if (!s.isOk()) {
           if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_UNIQUE) {
-            return Status::alreadyExists("user " + jobs[i].user + " already submitted a job "
-                                         "with idempotency key " + jobs[i].idempotency_key);
+            return Status::alreadyExists("user " + jobs[i].user +
+                                         " already submitted a job "
+                                         "with idempotency key " +
+                                         jobs[i].idempotency_key);
           }
           return s.withContext("insert job");
         }
