@@ -86,6 +86,13 @@ class Server {
   std::string url_;
 };
 
+// One of the benchmark's concurrent clients: a kept-alive connection
+// without Nagle's delay, as a real client library would use.
+void loadClient(httplib::Client& c) {
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
+}
+
 Json getJson(httplib::Client& c, const std::string& path) {
   auto r = c.Get(path);
   if (!r || r->status != 200) die("GET " + path + " failed");
@@ -154,8 +161,7 @@ void submitRate(int jobs, int clients) {
   for (int t = 0; t < clients; ++t) {
     threads.emplace_back([&] {
       httplib::Client cc(s.url());
-      cc.set_keep_alive(true);
-      cc.set_tcp_nodelay(true);
+      loadClient(cc);
       std::vector<double> mine;
       Json spec = {{"command", {"/bin/true"}}, {"resources", {{"gpus", 1}}}};
       while (next.fetch_add(1) < jobs) {
@@ -187,8 +193,7 @@ void e2e(int jobs, int clients) {
   for (int t = 0; t < clients; ++t) {
     threads.emplace_back([&] {
       httplib::Client cc(s.url());
-      cc.set_keep_alive(true);
-      cc.set_tcp_nodelay(true);
+      loadClient(cc);
       Json spec = {{"command", {"/bin/true"}}, {"resources", {{"gpus", 1}}}};
       while (next.fetch_add(1) < jobs) submit(cc, spec);
     });

@@ -130,6 +130,14 @@ class JobServiceTest : public ::testing::Test {
     }
     return false;
   }
+  // The signals sent so far, once there are at least `n` (or after 5s).
+  std::vector<FakeExecutor::SignalRecord> waitSignals(size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (exec_.signals().size() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    return exec_.signals();
+  }
   void advance(DurationMs d) {
     clock_.advance(d);
     service_->wake();
@@ -240,11 +248,7 @@ TEST_F(JobServiceTest, CancelSendsSigtermThenSigkillAfterGrace) {
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(exec_.signals().size(), 1u);
   advance(1);
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (exec_.signals().size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_EQ(exec_.signals().size(), 2u);
+  ASSERT_EQ(waitSignals(2).size(), 2u);
   EXPECT_EQ(exec_.signals()[1].sig, SIGKILL);
   exec_.finish({j->id, 1}, 0, 0, SIGKILL);
   Job done = waitState(j->id, JobState::kCancelled);
@@ -273,11 +277,7 @@ TEST_F(JobServiceTest, AGangStopsWhenOneReplicaFails) {
   ASSERT_EQ(exec_.launches()[0].replicas.size(), 2u);
   EXPECT_NE(exec_.launches()[0].replicas[0].gpus, exec_.launches()[0].replicas[1].gpus);
   exec_.finish({j->id, 1}, 1, 2);
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (exec_.signals().empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_EQ(exec_.signals().size(), 1u);
+  ASSERT_EQ(waitSignals(1).size(), 1u);
   EXPECT_EQ(exec_.signals()[0].sig, SIGTERM);
   exec_.finish({j->id, 1}, 0, 143, SIGTERM);
   Job failed = waitState(j->id, JobState::kFailed);
