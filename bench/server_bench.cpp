@@ -38,8 +38,12 @@ std::int64_t wallNs() {
       .count();
 }
 
+// The server being measured, so that a failure does not leave it behind.
+pid_t g_server_pid = -1;
+
 [[noreturn]] void die(const std::string& msg) {
   std::cerr << "server_bench: " << msg << "\n";
+  if (g_server_pid > 0) kill(g_server_pid, SIGKILL);
   std::exit(1);
 }
 
@@ -67,6 +71,7 @@ class Server {
       if (in >> url_) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    g_server_pid = pid_;
     if (url_.empty()) die("server did not start; see " + dir_ + "/server.log");
   }
   ~Server() {
@@ -89,6 +94,7 @@ class Server {
 // One of the benchmark's concurrent clients: a kept-alive connection
 // without Nagle's delay, as a real client library would use.
 void loadClient(httplib::Client& c) {
+  c.set_read_timeout(60, 0);
   c.set_keep_alive(true);
   c.set_tcp_nodelay(true);
 }
