@@ -371,6 +371,7 @@ void JobService::handleCancel(const std::shared_ptr<CancelRequest>& req_ptr, Pas
     {
       std::lock_guard lock(view_mu_);
       waiting_.erase(done.id);
+      next_waiting_.erase(done.id);
     }
     return reply(done);
   }
@@ -538,8 +539,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
         {id, job.spec.priority, job.created_at, job.spec.resources, job.spec.replicas});
   }
   if (queues.pending.empty()) {
-    std::lock_guard lock(view_mu_);
-    waiting_.clear();
+    next_waiting_.clear();
     return;
   }
   Decision d = schedule(cluster, queues, options_.policy, now, rng_);
@@ -580,8 +580,8 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
       pass.event(job.id, now, "Waiting", w.message);
     }
   }
-  std::lock_guard lock(view_mu_);
-  waiting_ = std::move(waiting);
+  // Published by publish(), once this pass is committed.
+  next_waiting_ = std::move(waiting);
 }
 
 void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
@@ -721,6 +721,7 @@ void JobService::publish() {
   }
   std::lock_guard lock(view_mu_);
   node_view_ = std::move(view);
+  waiting_ = next_waiting_;
 }
 
 }  // namespace ty

@@ -97,6 +97,7 @@ class JobService final : public ControlPlane {
   // Owned by the loop thread.
   std::map<JobId, Job> active_;
   std::map<JobId, std::unique_ptr<Live>> live_;
+  std::map<JobId, WaitInfo> next_waiting_;  // from the last pass, until published
 
   // Published for readers, guarded by view_mu_.
   mutable std::mutex view_mu_;
