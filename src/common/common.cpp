@@ -9,6 +9,36 @@
 #include "common/units.h"
 
 namespace ty {
+namespace {
+
+struct UnitScale {
+  const char* name;
+  std::int64_t scale;
+};
+
+constexpr UnitScale kDurationUnits[] = {
+    {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
+constexpr UnitScale kMemoryUnits[] = {{"", 1},
+                                      {"Ki", 1LL << 10},
+                                      {"Mi", 1LL << 20},
+                                      {"Gi", 1LL << 30},
+                                      {"Ti", 1LL << 40},
+                                      {"K", 1000},
+                                      {"k", 1000},
+                                      {"M", 1'000'000},
+                                      {"G", 1'000'000'000},
+                                      {"T", 1'000'000'000'000LL}};
+
+// The scale of `unit` in `table`; 0 when it is not there.
+template <size_t N>
+std::int64_t unitScale(const UnitScale (&table)[N], const std::string& unit) {
+  for (const auto& u : table) {
+    if (unit == u.name) return u.scale;
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::string Quantity::toString() const {
   std::int64_t abs_milli = milli_ < 0 ? -milli_ : milli_;
@@ -55,19 +85,8 @@ DurationMs parseDuration(const std::string& text) {
     }
     std::string unit;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
-    std::int64_t scale;
-    if (unit == "ms")
-      scale = 1;
-    else if (unit == "s")
-      scale = 1000;
-    else if (unit == "m")
-      scale = 60'000;
-    else if (unit == "h")
-      scale = 3'600'000;
-    else if (unit == "d")
-      scale = 86'400'000;
-    else
-      return -1;
+    std::int64_t scale = unitScale(kDurationUnits, unit);
+    if (scale == 0) return -1;
     // At most about 100 years in all: no overflow, no absurd values.
     constexpr DurationMs kMax = 3'153'600'000'000LL;
     if (n > kMax / scale || total > kMax - n * scale) return -1;
@@ -105,27 +124,8 @@ std::optional<std::int64_t> parseMemory(const std::string& text) {
   }
   if (i == 0) return std::nullopt;
   std::string suffix = text.substr(i);
-  std::int64_t scale;
-  if (suffix.empty())
-    scale = 1;
-  else if (suffix == "Ki")
-    scale = 1LL << 10;
-  else if (suffix == "Mi")
-    scale = 1LL << 20;
-  else if (suffix == "Gi")
-    scale = 1LL << 30;
-  else if (suffix == "Ti")
-    scale = 1LL << 40;
-  else if (suffix == "K" || suffix == "k")
-    scale = 1000;
-  else if (suffix == "M")
-    scale = 1000'000;
-  else if (suffix == "G")
-    scale = 1000'000'000;
-  else if (suffix == "T")
-    scale = 1000'000'000'000LL;
-  else
-    return std::nullopt;
+  std::int64_t scale = unitScale(kMemoryUnits, suffix);
+  if (scale == 0) return std::nullopt;
   if (n > (INT64_MAX / scale)) return std::nullopt;
   return n * scale;
 }

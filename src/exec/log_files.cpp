@@ -8,41 +8,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "exec/local/sys_util.h"
+
 namespace ty {
 
 namespace {
 
 constexpr int kMaxRotatedProbe = 1000;
 
-// An open file that closes itself.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 struct OpenLog {
-  Fd fd;
+  sys::UniqueFd fd;
   std::uint64_t inode = 0;
   std::int64_t size = 0;
 };
@@ -59,7 +34,7 @@ Result<OpenLog> openLog(const std::string& path) {
     if (errno == ENOENT) return log;
     return ioError("open", path);
   }
-  log.fd = Fd(fd);
+  log.fd = sys::UniqueFd(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) return ioError("stat", path);
   log.inode = static_cast<std::uint64_t>(st.st_ino);
