@@ -18,7 +18,7 @@ ClusterSnapshot cluster(int nodes, int gpus_per_node) {
       s.info.gpus.push_back({g, "GPU-" + std::to_string(n) + "-" + std::to_string(g), "A100"});
     }
     // Half of each node is busy, in a scattered pattern.
-    for (int g = 0; g < gpus_per_node; g += 2) s.used_gpus.push_back(g);
+    for (int g = 0; g < gpus_per_node; g += 2) s.gpu_used_milli[g] = 1000;
     c.nodes.push_back(std::move(s));
   }
   return c;

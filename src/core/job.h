@@ -17,7 +17,7 @@ namespace ty {
 
 // Resources asked for by each replica.
 struct Resources {
-  Quantity gpus;                       // whole GPUs in this version
+  Quantity gpus;                       // whole GPUs, or a share of one (0.25 = 250 milli-GPU)
   Quantity cpus;                       // zero: no request, no limit
   std::int64_t memory_bytes = 0;       // zero: no request, no limit
   std::vector<std::string> gpu_types;  // any-of model selector; empty: any
@@ -33,6 +33,7 @@ struct RetryPolicy {
 struct JobSpec {
   std::string name;
   std::string project = "default";
+  std::string queue;  // empty: the project's queue from the server config
   std::vector<std::string> command;  // argv; exactly one of command and script
   std::string script;                // run by /bin/sh -c
   std::string image;                 // empty: run as a plain process
@@ -42,6 +43,9 @@ struct JobSpec {
   std::string workdir;
   int priority = 0;
   DurationMs max_runtime = 0;        // zero: unlimited
+  DurationMs min_runtime = 0;        // not preempted before it ran this long
+  std::map<std::string, std::string> node_selector;  // node labels a replica's node must have
+  std::string same_label;  // replicas of a multi-node gang share this node label's value ("rack")
   DurationMs grace_period = 30'000;  // SIGTERM to SIGKILL
   RetryPolicy retries;
   bool operator==(const JobSpec&) const = default;
@@ -60,6 +64,7 @@ bool isTerminal(JobState s);
 struct ReplicaPlacement {
   std::string node;
   std::vector<int> gpus;  // GPU indices on that node
+  int gpu_milli = 1000;   // share of each listed GPU; below 1000 only for one shared GPU
   bool operator==(const ReplicaPlacement&) const = default;
 };
 

@@ -25,6 +25,10 @@ struct NodeInfo {
   Quantity cpus;
   std::int64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
+  // gpu_links[i][j]: how well GPUs i and j (positions in `gpus`) are
+  // connected, higher is better: 0 across CPU sockets, 1 same NUMA node,
+  // 2 same PCIe switch, 10 + n for n NVLinks. Empty: unknown, all equal.
+  std::vector<std::vector<int>> gpu_links;
   bool operator==(const NodeInfo&) const = default;
 };
 

@@ -21,9 +21,8 @@ std::vector<FreeNode> freeNodes(const ClusterSnapshot& cluster) {
   out.reserve(cluster.nodes.size());
   for (const auto& n : cluster.nodes) {
     FreeNode f{&n.info, {}, n.info.cpus - n.used_cpus, n.info.memory_bytes - n.used_memory};
-    std::set<int> used(n.used_gpus.begin(), n.used_gpus.end());
     for (const auto& g : n.info.gpus) {
-      if (g.healthy && !used.count(g.index)) f.free_gpus.insert(g.index);
+      if (g.healthy && !n.gpu_used_milli.count(g.index)) f.free_gpus.insert(g.index);
     }
     out.push_back(std::move(f));
   }

@@ -19,22 +19,11 @@
 #include "common/rng.h"
 #include "common/status.h"
 #include "common/time.h"
+#include "core/cluster.h"
 #include "core/job.h"
 #include "core/node.h"
 
 namespace ty {
-
-// A node and what is already in use on it.
-struct NodeState {
-  NodeInfo info;
-  std::vector<int> used_gpus;  // indices held by running or placed jobs
-  Quantity used_cpus;
-  std::int64_t used_memory = 0;
-};
-
-struct ClusterSnapshot {
-  std::vector<NodeState> nodes;
-};
 
 struct PendingJob {
   JobId id;

@@ -42,7 +42,7 @@ TEST(Schedule, PlacesByPriorityThenSubmitOrder) {
 }
 
 TEST(Schedule, NeverGivesOneGpuToTwoJobs) {
-  ClusterSnapshot c{{{node("local", 4), {1}, {}, 0}}};
+  ClusterSnapshot c{{{node("local", 4), {{1, 1000}}, {}, 0}}};
   Decision d = run(c, {job(1, 1), job(2, 1), job(3, 1), job(4, 1)});
   std::set<int> seen{1};
   ASSERT_EQ(d.placements.size(), 3u);
@@ -53,14 +53,14 @@ TEST(Schedule, NeverGivesOneGpuToTwoJobs) {
 }
 
 TEST(Schedule, ExplainsInWords) {
-  ClusterSnapshot c{{{node("local", 4), {0, 1}, {}, 0}}};
+  ClusterSnapshot c{{{node("local", 4), {{0, 1000}, {1, 1000}}, {}, 0}}};
   Decision d = run(c, {job(1, 4)});
   ASSERT_EQ(d.waiting.size(), 1u);
   EXPECT_EQ(d.waiting[0].message, "Waiting: needs 4 GPUs, 2 free on node local");
 }
 
 TEST(Schedule, BestFitKeepsLargeBlocksWhole) {
-  ClusterSnapshot c{{{node("big", 8), {}, {}, 0}, {node("small", 8), {0, 1, 2, 3, 4, 5}, {}, 0}}};
+  ClusterSnapshot c{{{node("big", 8), {}, {}, 0}, {node("small", 8), {{0, 1000}, {1, 1000}, {2, 1000}, {3, 1000}, {4, 1000}, {5, 1000}}, {}, 0}}};
   Decision d = run(c, {job(1, 2), job(2, 8)});
   ASSERT_EQ(d.placements.size(), 2u);
   EXPECT_EQ(d.placements[0].replicas[0].node, "small");
@@ -113,7 +113,7 @@ TEST(Schedule, SkipsUnhealthyGpus) {
 }
 
 TEST(Schedule, IsDeterministic) {
-  ClusterSnapshot c{{{node("a", 8), {3}, {}, 0}, {node("b", 8), {}, {}, 0}}};
+  ClusterSnapshot c{{{node("a", 8), {{3, 1000}}, {}, 0}, {node("b", 8), {}, {}, 0}}};
   std::vector<PendingJob> jobs;
   for (int i = 1; i <= 20; ++i) jobs.push_back(job(i, i % 4, i % 3));
   Decision a = run(c, jobs);

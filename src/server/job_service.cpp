@@ -144,7 +144,6 @@ Status JobService::start() {
   // Pending jobs may fit now: schedule in the same pass as the recovery.
   schedulePass(pass, clock_.now());
   if (!commitAndAct(pass)) return Status::internal("could not commit recovered state");
-  publish();
   running_ = true;
   thread_ = std::thread([this] { loop(); });
   return Status::ok();
@@ -299,7 +298,7 @@ void JobService::loop() {
         }
         needs_recovery_ = false;
         schedulePass(pass, clock_.now());
-        if (commitAndAct(pass)) publish();
+        commitAndAct(pass);
         continue;
       }
       new_jobs.swap(new_jobs_);
@@ -317,8 +316,7 @@ void JobService::loop() {
     for (const auto& e : exits) handleExit(e, pass, now);
     handleTimers(pass, now);
     if (pass.schedule) schedulePass(pass, now);
-    if (!commitAndAct(pass)) continue;
-    publish();
+    commitAndAct(pass);
   }
   // Pending cancels get an answer rather than a timeout.
   std::lock_guard lock(inbox_mu_);
@@ -525,7 +523,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
       auto it = node_index.find(r.node);
       if (it == node_index.end()) continue;
       NodeState& ns = cluster.nodes[it->second];
-      ns.used_gpus.insert(ns.used_gpus.end(), r.gpus.begin(), r.gpus.end());
+      for (int g : r.gpus) ns.gpu_used_milli[g] += r.gpu_milli;
       ns.used_cpus += job.spec.resources.cpus;
       ns.used_memory += job.spec.resources.memory_bytes;
     }
@@ -672,6 +670,9 @@ bool JobService::commitAndAct(Pass& pass) {
       }
     }
     pass.clearWrites();
+    // Readers see what was just committed before any later round can
+    // commit more: a job seen running is no longer listed as waiting.
+    publish();
     for (const auto& [key, sig] : pass.signals) {
       Status st = executor_.signal(key, sig);
       if (!st.isOk()) spdlog::warn("signal {} to {}: {}", sig, key.toString(), st.toString());

@@ -102,15 +102,18 @@ class JobServiceTest : public ::testing::Test {
     return r->job;
   }
 
-  // Polls until the job satisfies `pred`; the loop runs on its own thread.
-  Job waitJob(JobId id, const std::function<bool(const Job&)>& pred) {
+  // Polls until `pred` holds or 5s pass; the loop runs on its own thread.
+  static bool eventually(const std::function<bool()>& pred) {
     auto deadline = std::chrono::steady_clock::now() + 5s;
     while (std::chrono::steady_clock::now() < deadline) {
-      Job j = job(id);
-      if (pred(j)) return j;
+      if (pred()) return true;
       std::this_thread::sleep_for(1ms);
     }
-    Job j = job(id);
+    return pred();
+  }
+  Job waitJob(JobId id, const std::function<bool(const Job&)>& pred) {
+    Job j;
+    if (eventually([&] { return pred(j = job(id)); })) return j;
     ADD_FAILURE() << "job " << id.value() << " stuck in " << jobStateName(j.state) << ": "
                   << j.reason;
     return j;
@@ -132,10 +135,7 @@ class JobServiceTest : public ::testing::Test {
   }
   // The signals sent so far, once there are at least `n` (or after 5s).
   std::vector<FakeExecutor::SignalRecord> waitSignals(size_t n) {
-    auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (exec_.signals().size() < n && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(1ms);
-    }
+    eventually([&] { return exec_.signals().size() >= n; });
     return exec_.signals();
   }
   void advance(DurationMs d) {
@@ -185,7 +185,8 @@ TEST_F(JobServiceTest, ExplainsWhyAJobWaitsAndStartsItWhenGpusFree) {
   auto b = submit(spec(4, "b"), "bob");
   Job waiting = waitJob(b->id, [](const Job& j) { return !j.reason.empty(); });
   EXPECT_EQ(waiting.reason, "Waiting: needs 4 GPUs, 0 free on node local");
-  ASSERT_TRUE(service_->waitInfo(b->id).has_value());
+  // The live explanation is published right after the commit that wrote it.
+  ASSERT_TRUE(eventually([&] { return service_->waitInfo(b->id).has_value(); }));
   EXPECT_EQ(service_->waitInfo(b->id)->position, 1);
   EXPECT_TRUE(hasEvent(b->id, "Waiting: needs 4 GPUs, 0 free on node local"));
   exec_.finishAll({a->id, 1}, 0);
@@ -328,16 +329,16 @@ TEST_F(JobServiceTest, WaitingJobsGetAnEventOnlyWhenTheirReasonChanges) {
   auto b = submit(spec(2, "b"), "alice");
   waitState(b->id, JobState::kRunning);
   auto c = submit(spec(4, "c"), "alice");
-  waitJob(c->id, [](const Job& j) { return !j.reason.empty(); });
-  EXPECT_EQ(service_->waitInfo(c->id)->message, "Waiting: needs 4 GPUs, 0 free on node local");
+  auto message = [&] {
+    auto w = service_->waitInfo(c->id);
+    return w ? w->message : std::string();
+  };
+  EXPECT_TRUE(eventually([&] { return !message().empty(); }));
+  EXPECT_EQ(message(), "Waiting: needs 4 GPUs, 0 free on node local");
   exec_.finishAll({a->id, 1}, 0);  // 2 GPUs free now: the count changes, the reason does not
   waitState(a->id, JobState::kSucceeded);
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (service_->waitInfo(c->id)->message.find("2 free") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  EXPECT_EQ(service_->waitInfo(c->id)->message, "Waiting: needs 4 GPUs, 2 free on node local");
+  eventually([&] { return message().find("2 free") != std::string::npos; });
+  EXPECT_EQ(message(), "Waiting: needs 4 GPUs, 2 free on node local");
   int waiting_events = 0;
   for (const auto& t : eventTexts(c->id)) waiting_events += t.rfind("Waiting:", 0) == 0;
   EXPECT_EQ(waiting_events, 1);
@@ -351,11 +352,7 @@ TEST_F(JobServiceTest, AFailedStoreWriteIsRepairedFromTheStoreBeforeActing) {
   Job running = waitState(j->id, JobState::kRunning);
   EXPECT_EQ(running.attempts, 1);
   EXPECT_EQ(exec_.launches().size(), 1u);  // nothing was launched unrecorded
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!service_->ready() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  EXPECT_TRUE(service_->ready());
+  EXPECT_TRUE(eventually([&] { return service_->ready(); }));
   exec_.finishAll({j->id, 1}, 0);
   waitState(j->id, JobState::kSucceeded);
 }
@@ -402,13 +399,11 @@ TEST_F(JobServiceTest, ConcurrentSubmissionsWithOneKeyStoreOneJob) {
 TEST_F(JobServiceTest, NodesShowWhichJobHoldsEachGpu) {
   auto j = submit(spec(2), "alice");
   waitState(j->id, JobState::kRunning);
-  auto deadline = std::chrono::steady_clock::now() + 5s;
   std::vector<NodeView> nodes;
-  while (std::chrono::steady_clock::now() < deadline) {
+  eventually([&] {
     nodes = service_->nodes();
-    if (!nodes.empty() && nodes[0].gpus[0].holder == j->id) break;
-    std::this_thread::sleep_for(1ms);
-  }
+    return !nodes.empty() && nodes[0].gpus[0].holder == j->id;
+  });
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].gpus[0].holder, j->id);
   EXPECT_EQ(nodes[0].gpus[1].holder, j->id);
