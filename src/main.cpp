@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "exec/local/supervisor.h"
 #include "server/server_main.h"
+#include "sim/simulate_command.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "__supervise") == 0) {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "trainyard 0.1.0");
   ty::addServerCommand(app);
   ty::addClientCommands(app);
+  ty::addSimulateCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
