@@ -4,123 +4,11 @@
 
 #include <set>
 
+#include "codec/object_reader.h"
 #include "common/units.h"
 
 namespace ty {
 namespace {
-
-// A small strict reader over one JSON object: every field read is marked,
-// and finish() names the first field nobody asked for.
-class ObjectReader {
- public:
-  ObjectReader(const Json& j, std::string prefix) : j_(j), prefix_(std::move(prefix)) {}
-
-  Status check() const {
-    if (!j_.is_object()) {
-      return Status::invalidArgument("must be an object", prefix_.empty() ? "spec" : prefix_);
-    }
-    return Status::ok();
-  }
-  std::string path(const std::string& key) const {
-    return prefix_.empty() ? key : prefix_ + "." + key;
-  }
-  const Json* get(const std::string& key) {
-    seen_.insert(key);
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  Status string(const std::string& key, std::string& out) {
-    const Json* v = get(key);
-    if (!v) return Status::ok();
-    if (!v->is_string()) return Status::invalidArgument("must be a string", path(key));
-    out = v->get<std::string>();
-    return Status::ok();
-  }
-  Status integer(const std::string& key, int& out, long long lo, long long hi) {
-    const Json* v = get(key);
-    if (!v) return Status::ok();
-    if (!v->is_number_integer()) {
-      return Status::invalidArgument("must be a whole number", path(key));
-    }
-    long long n = v->get<long long>();
-    if (n < lo || n > hi) {
-      return Status::invalidArgument(
-          "must be between " + std::to_string(lo) + " and " + std::to_string(hi), path(key));
-    }
-    out = static_cast<int>(n);
-    return Status::ok();
-  }
-  Status duration(const std::string& key, DurationMs& out) {
-    const Json* v = get(key);
-    if (!v) return Status::ok();
-    // Bare numbers are seconds; at most about 100 years.
-    if (v->is_number_integer() && v->get<long long>() >= 0 &&
-        v->get<long long>() <= 3'153'600'000LL) {
-      out = v->get<long long>() * 1000;
-      return Status::ok();
-    }
-    DurationMs d = v->is_string() ? parseDuration(v->get<std::string>()) : -1;
-    if (d < 0) {
-      return Status::invalidArgument("must be a duration such as \"90s\", \"30m\" or \"2h\"",
-                                     path(key));
-    }
-    out = d;
-    return Status::ok();
-  }
-  Status quantity(const std::string& key, Quantity& out, const char* example) {
-    const Json* v = get(key);
-    if (!v) return Status::ok();
-    std::optional<Quantity> q;
-    if (v->is_number_integer() && v->get<long long>() >= 0 && v->get<long long>() < (1LL << 40)) {
-      q = Quantity::whole(v->get<long long>());
-    } else if (v->is_number_float() && v->get<double>() >= 0) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.6g", v->get<double>());
-      q = parseQuantity(buf);
-    } else if (v->is_string()) {
-      q = parseQuantity(v->get<std::string>());
-    }
-    if (!q) {
-      return Status::invalidArgument(
-          std::string("must be a non-negative number such as ") + example + " (at most 3 decimals)",
-          path(key));
-    }
-    out = *q;
-    return Status::ok();
-  }
-  Status finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it) {
-      if (!seen_.count(it.key())) {
-        return Status::invalidArgument("unknown field; remove it or check its spelling",
-                                       path(it.key()));
-      }
-    }
-    return Status::ok();
-  }
-
- private:
-  const Json& j_;
-  std::string prefix_;
-  std::set<std::string> seen_;
-};
-
-Status readStringList(const Json* v, const std::string& field, std::vector<std::string>& out) {
-  if (!v) return Status::ok();
-  if (v->is_string()) {
-    out = {v->get<std::string>()};
-    return Status::ok();
-  }
-  if (!v->is_array()) return Status::invalidArgument("must be a list of strings", field);
-  out.clear();
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (!(*v)[i].is_string()) {
-      return Status::invalidArgument("must be a string", field + "[" + std::to_string(i) + "]");
-    }
-    out.push_back((*v)[i].get<std::string>());
-  }
-  return Status::ok();
-}
 
 // YAML aliases can make a tiny document expand enormously; the expansion is
 // counted and cut off.
@@ -204,6 +92,7 @@ Json specToJson(const JobSpec& s) {
   Json j;
   j["name"] = s.name;
   j["project"] = s.project;
+  if (!s.queue.empty()) j["queue"] = s.queue;
   if (!s.command.empty()) j["command"] = s.command;
   if (!s.script.empty()) j["script"] = s.script;
   if (!s.image.empty()) j["image"] = s.image;
@@ -230,6 +119,9 @@ Json specToJson(const JobSpec& s) {
   if (!s.workdir.empty()) j["workdir"] = s.workdir;
   j["priority"] = s.priority;
   if (s.max_runtime) j["max_runtime"] = formatDuration(s.max_runtime);
+  if (s.min_runtime) j["min_runtime"] = formatDuration(s.min_runtime);
+  if (!s.node_selector.empty()) j["node_selector"] = s.node_selector;
+  if (!s.same_label.empty()) j["same_label"] = s.same_label;
   j["grace_period"] = formatDuration(s.grace_period);
   j["retries"] = {{"limit", s.retries.limit}, {"backoff", formatDuration(s.retries.backoff)}};
   return j;
@@ -241,7 +133,8 @@ Result<JobSpec> specFromJson(const Json& j) {
   TY_RETURN_IF_ERROR(r.check());
   TY_RETURN_IF_ERROR(r.string("name", s.name));
   TY_RETURN_IF_ERROR(r.string("project", s.project));
-  TY_RETURN_IF_ERROR(readStringList(r.get("command"), "command", s.command));
+  TY_RETURN_IF_ERROR(r.string("queue", s.queue));
+  TY_RETURN_IF_ERROR(r.stringList("command", s.command));
   TY_RETURN_IF_ERROR(r.string("script", s.script));
   TY_RETURN_IF_ERROR(r.string("image", s.image));
   if (const Json* res = r.get("resources")) {
@@ -249,39 +142,18 @@ Result<JobSpec> specFromJson(const Json& j) {
     TY_RETURN_IF_ERROR(rr.check());
     TY_RETURN_IF_ERROR(rr.quantity("gpus", s.resources.gpus, "1 or 2"));
     TY_RETURN_IF_ERROR(rr.quantity("cpus", s.resources.cpus, "4 or 0.5"));
-    if (const Json* m = rr.get("memory")) {
-      std::optional<std::int64_t> bytes;
-      if (m->is_number_integer() && m->get<long long>() >= 0) bytes = m->get<long long>();
-      if (m->is_string()) bytes = parseMemory(m->get<std::string>());
-      if (!bytes) {
-        return Status::invalidArgument(
-            "must be an amount of memory such as \"16Gi\", \"512Mi\" or a number of bytes",
-            "resources.memory");
-      }
-      s.resources.memory_bytes = *bytes;
-    }
-    TY_RETURN_IF_ERROR(
-        readStringList(rr.get("gpu_type"), "resources.gpu_type", s.resources.gpu_types));
+    TY_RETURN_IF_ERROR(rr.memory("memory", s.resources.memory_bytes));
+    TY_RETURN_IF_ERROR(rr.stringList("gpu_type", s.resources.gpu_types));
     TY_RETURN_IF_ERROR(rr.finish());
   }
   TY_RETURN_IF_ERROR(r.integer("replicas", s.replicas, 1, 1024));
-  if (const Json* env = r.get("env")) {
-    if (!env->is_object()) {
-      return Status::invalidArgument("must be a map of NAME: value", "env");
-    }
-    for (auto it = env->begin(); it != env->end(); ++it) {
-      if (it->is_string()) {
-        s.env[it.key()] = it->get<std::string>();
-      } else if (it->is_number() || it->is_boolean()) {
-        s.env[it.key()] = it->dump();
-      } else {
-        return Status::invalidArgument("must be a string", "env." + it.key());
-      }
-    }
-  }
+  TY_RETURN_IF_ERROR(r.stringMap("env", s.env));
   TY_RETURN_IF_ERROR(r.string("workdir", s.workdir));
   TY_RETURN_IF_ERROR(r.integer("priority", s.priority, -1000000, 1000000));
   TY_RETURN_IF_ERROR(r.duration("max_runtime", s.max_runtime));
+  TY_RETURN_IF_ERROR(r.duration("min_runtime", s.min_runtime));
+  TY_RETURN_IF_ERROR(r.stringMap("node_selector", s.node_selector));
+  TY_RETURN_IF_ERROR(r.string("same_label", s.same_label));
   TY_RETURN_IF_ERROR(r.duration("grace_period", s.grace_period));
   if (const Json* rt = r.get("retries")) {
     ObjectReader rr(*rt, "retries");
@@ -391,7 +263,11 @@ Result<Job> jobFromJson(const Json& j) {
 
 Json placementToJson(const std::vector<ReplicaPlacement>& p) {
   Json arr = Json::array();
-  for (const auto& r : p) arr.push_back({{"node", r.node}, {"gpus", r.gpus}});
+  for (const auto& r : p) {
+    Json one = {{"node", r.node}, {"gpus", r.gpus}};
+    if (r.gpu_milli != 1000) one["gpu_milli"] = r.gpu_milli;
+    arr.push_back(std::move(one));
+  }
   return arr;
 }
 
@@ -400,7 +276,8 @@ Result<std::vector<ReplicaPlacement>> placementFromJson(const Json& j) {
       [&] {
         std::vector<ReplicaPlacement> out;
         for (const auto& r : j) {
-          out.push_back({r.at("node").get<std::string>(), r.at("gpus").get<std::vector<int>>()});
+          out.push_back({r.at("node").get<std::string>(), r.at("gpus").get<std::vector<int>>(),
+                         r.value("gpu_milli", 1000)});
         }
         return out;
       },

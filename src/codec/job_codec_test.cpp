@@ -22,9 +22,24 @@ TEST(SpecCodec, RoundTripsEveryField) {
   s.max_runtime = 7'200'000;
   s.grace_period = 5000;
   s.retries = {2, 10'000};
+  s.queue = "nlp-main";
+  s.min_runtime = 600'000;
+  s.node_selector = {{"rack", "r1"}};
+  s.same_label = "rack";
   auto back = specFromJson(specToJson(s));
   ASSERT_TRUE(back.isOk()) << back.status().toString();
   EXPECT_EQ(*back, s);
+}
+
+TEST(SpecCodec, RoundTripsAShareOfOneGpu) {
+  JobSpec s;
+  s.command = {"python3"};
+  s.resources.gpus = Quantity::fromMilli(250);
+  auto back = specFromJson(specToJson(s));
+  ASSERT_TRUE(back.isOk());
+  EXPECT_EQ(back->resources.gpus, Quantity::fromMilli(250));
+  std::vector<ReplicaPlacement> p = {{"local", {2}, 250}, {"local", {0, 1}, 1000}};
+  EXPECT_EQ(placementFromJson(placementToJson(p)).value(), p);
 }
 
 TEST(SpecCodec, RejectsUnknownFieldsByName) {

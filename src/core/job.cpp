@@ -105,11 +105,23 @@ Status validateSpec(const JobSpec& spec) {
   if (spec.resources.gpus < Quantity()) {
     return Status::invalidArgument("must be 0 or more", "resources.gpus");
   }
-  if (!spec.resources.gpus.isWhole()) {
-    return Status::invalidArgument("must be a whole number of GPUs (got " +
-                                       spec.resources.gpus.toString() +
-                                       "); fractional GPUs are not supported yet",
+  if (!spec.resources.gpus.isWhole() && spec.resources.gpus > Quantity::whole(1)) {
+    return Status::invalidArgument("a share of one GPU (0.25) or whole GPUs (2); got " +
+                                       spec.resources.gpus.toString(),
                                    "resources.gpus");
+  }
+  if (!spec.resources.gpus.isWhole() && spec.resources.gpus.milli() % 10 != 0) {
+    return Status::invalidArgument("GPU shares go in steps of 0.01; got " +
+                                       spec.resources.gpus.toString(),
+                                   "resources.gpus");
+  }
+  if (!spec.resources.gpus.isWhole() && spec.replicas > 1) {
+    return Status::invalidArgument(
+        "a share of a GPU is for single-replica jobs; ask for whole GPUs for a gang", "replicas");
+  }
+  if (spec.min_runtime < 0) return Status::invalidArgument("must be 0 or more", "min_runtime");
+  for (const auto& [k, v] : spec.node_selector) {
+    if (k.empty()) return Status::invalidArgument("label names must not be empty", "node_selector");
   }
   if (spec.resources.gpus > Quantity::whole(64)) {
     return Status::invalidArgument("at most 64 GPUs per replica; use more replicas",

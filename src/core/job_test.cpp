@@ -13,6 +13,12 @@ JobSpec valid() {
 
 TEST(ValidateSpec, AcceptsAMinimalSpec) { EXPECT_TRUE(validateSpec(valid()).isOk()); }
 
+TEST(ValidateSpec, AcceptsAShareOfOneGpu) {
+  JobSpec s = valid();
+  s.resources.gpus = Quantity::fromMilli(250);
+  EXPECT_TRUE(validateSpec(s).isOk());
+}
+
 TEST(ValidateSpec, NamesTheFieldAtFault) {
   struct Case {
     std::function<void(JobSpec&)> change;
@@ -21,7 +27,15 @@ TEST(ValidateSpec, NamesTheFieldAtFault) {
   std::vector<Case> cases = {
       {[](JobSpec& s) { s.command.clear(); }, "command"},
       {[](JobSpec& s) { s.script = "echo hi"; }, "script"},
-      {[](JobSpec& s) { s.resources.gpus = Quantity::fromMilli(500); }, "resources.gpus"},
+      {[](JobSpec& s) { s.resources.gpus = Quantity::fromMilli(1500); }, "resources.gpus"},
+      {[](JobSpec& s) { s.resources.gpus = Quantity::fromMilli(333); }, "resources.gpus"},
+      {[](JobSpec& s) {
+         s.resources.gpus = Quantity::fromMilli(500);
+         s.replicas = 2;
+       },
+       "replicas"},
+      {[](JobSpec& s) { s.min_runtime = -1; }, "min_runtime"},
+      {[](JobSpec& s) { s.node_selector[""] = "x"; }, "node_selector"},
       {[](JobSpec& s) { s.replicas = 0; }, "replicas"},
       {[](JobSpec& s) { s.env["1BAD"] = "x"; }, "env.1BAD"},
       {[](JobSpec& s) { s.env["CUDA_VISIBLE_DEVICES"] = "0"; }, "env.CUDA_VISIBLE_DEVICES"},

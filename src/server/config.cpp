@@ -4,9 +4,33 @@
 #include <sstream>
 
 #include "codec/job_codec.h"
+#include "codec/object_reader.h"
 #include "common/units.h"
 
 namespace ty {
+
+Status readConfig(const Json& j, ServerConfig& c) {
+  ObjectReader r(j, "", "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.string("listen", c.listen));
+  TY_RETURN_IF_ERROR(r.string("data_dir", c.data_dir));
+  TY_RETURN_IF_ERROR(r.string("fake_gpus", c.fake_gpus));
+  TY_RETURN_IF_ERROR(r.string("nvml_library", c.nvml_library));
+  TY_RETURN_IF_ERROR(r.string("node_name", c.node_name));
+  auto body = static_cast<std::int64_t>(c.max_body_bytes);
+  TY_RETURN_IF_ERROR(r.memory("max_body_bytes", body));
+  if (body < 1024) return Status::invalidArgument("must be at least 1Ki", "max_body_bytes");
+  c.max_body_bytes = static_cast<std::size_t>(body);
+  TY_RETURN_IF_ERROR(r.integer("worker_threads", c.worker_threads, 4, 1024));
+  TY_RETURN_IF_ERROR(r.memory("log_max_bytes", c.log_max_bytes));
+  if (c.log_max_bytes < 4096) return Status::invalidArgument("must be at least 4Ki", "log_max_bytes");
+  TY_RETURN_IF_ERROR(r.integer("log_max_files", c.log_max_files, 1, 100));
+  TY_RETURN_IF_ERROR(r.string("podman", c.podman));
+  TY_RETURN_IF_ERROR(r.string("container_runtime", c.container_runtime));
+  TY_RETURN_IF_ERROR(r.string("container_network", c.container_network));
+  TY_RETURN_IF_ERROR(r.boolean("cgroups", c.cgroups));
+  return r.finish();
+}
 
 Status loadConfigFile(const std::string& path, ServerConfig& c) {
   std::ifstream in(path);
@@ -15,70 +39,8 @@ Status loadConfigFile(const std::string& path, ServerConfig& c) {
   text << in.rdbuf();
   auto parsed = parseBody(text.str(), /*yaml=*/true);
   if (!parsed.isOk()) return parsed.status().withContext(path);
-  const Json& j = *parsed;
-  if (!j.is_object()) return Status::invalidArgument(path + ": must be a map of settings");
-  auto bad = [&](const std::string& key, const std::string& why) {
-    return Status::invalidArgument(path + ": " + key + ": " + why, key);
-  };
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const Json& v = *it;
-    auto str = [&](std::string& out) -> Status {
-      if (!v.is_string()) return bad(k, "must be a string");
-      out = v.get<std::string>();
-      return Status::ok();
-    };
-    auto integer = [&](auto& out, long long lo, long long hi) -> Status {
-      if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi) {
-        return bad(k, "must be a whole number between " + std::to_string(lo) + " and " +
-                          std::to_string(hi));
-      }
-      out = static_cast<std::remove_reference_t<decltype(out)>>(v.get<long long>());
-      return Status::ok();
-    };
-    auto memory = [&](auto& out) -> Status {
-      std::optional<std::int64_t> b;
-      if (v.is_number_integer()) b = v.get<std::int64_t>();
-      if (v.is_string()) b = parseMemory(v.get<std::string>());
-      if (!b || *b <= 0) return bad(k, "must be an amount such as \"64Mi\"");
-      out = static_cast<std::remove_reference_t<decltype(out)>>(*b);
-      return Status::ok();
-    };
-    Status st;
-    if (k == "listen")
-      st = str(c.listen);
-    else if (k == "data_dir")
-      st = str(c.data_dir);
-    else if (k == "fake_gpus")
-      st = str(c.fake_gpus);
-    else if (k == "nvml_library")
-      st = str(c.nvml_library);
-    else if (k == "node_name")
-      st = str(c.node_name);
-    else if (k == "max_body_bytes")
-      st = memory(c.max_body_bytes);
-    else if (k == "worker_threads")
-      st = integer(c.worker_threads, 4, 1024);
-    else if (k == "log_max_bytes")
-      st = memory(c.log_max_bytes);
-    else if (k == "log_max_files")
-      st = integer(c.log_max_files, 1, 100);
-    else if (k == "podman")
-      st = str(c.podman);
-    else if (k == "container_runtime")
-      st = str(c.container_runtime);
-    else if (k == "container_network")
-      st = str(c.container_network);
-    else if (k == "cgroups") {
-      if (!v.is_boolean())
-        st = bad(k, "must be true or false");
-      else
-        c.cgroups = v.get<bool>();
-    } else {
-      st = bad(k, "unknown setting; see docs/configuration.md");
-    }
-    TY_RETURN_IF_ERROR(st);
-  }
+  Status st = readConfig(*parsed, c);
+  if (!st.isOk()) return st.withContext(path);
   return Status::ok();
 }
 

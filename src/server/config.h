@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/status.h"
@@ -24,6 +25,10 @@ struct ServerConfig {
   std::string container_network = "host";
   bool cgroups = true;
 };
+
+// Reads a parsed config document into `config`: keys present replace the
+// defaults. Unknown keys and wrong types are InvalidArgument naming the key.
+Status readConfig(const nlohmann::json& doc, ServerConfig& config);
 
 // Reads a YAML config file into `config`. Unknown keys are errors that name
 // the key; so are values of the wrong type.

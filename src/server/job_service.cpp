@@ -75,7 +75,10 @@ std::string describePlacement(const std::vector<ReplicaPlacement>& replicas) {
     return "Placed on " + r.node +
            (r.gpus.empty()
                 ? " (no GPUs)"
-                : ", GPU" + std::string(r.gpus.size() > 1 ? "s " : " ") + gpuList(r.gpus));
+                : ", GPU" + std::string(r.gpus.size() > 1 ? "s " : " ") + gpuList(r.gpus) +
+                      (r.gpu_milli < 1000
+                           ? " (share " + Quantity::fromMilli(r.gpu_milli).toString() + ")"
+                           : ""));
   }
   std::string out = "Placed " + std::to_string(replicas.size()) + " replicas:";
   for (size_t i = 0; i < replicas.size(); ++i) {
@@ -86,7 +89,7 @@ std::string describePlacement(const std::vector<ReplicaPlacement>& replicas) {
 }
 
 std::string describeRequest(const JobSpec& s) {
-  std::string out = std::to_string(s.resources.gpus.wholeUnits()) + " GPU" +
+  std::string out = s.resources.gpus.toString() + " GPU" +
                     (s.resources.gpus == Quantity::whole(1) ? "" : "s");
   if (!s.resources.cpus.isZero()) out += ", " + s.resources.cpus.toString() + " CPUs";
   if (s.resources.memory_bytes) out += ", " + formatMemory(s.resources.memory_bytes) + " memory";

@@ -1,5 +1,6 @@
 #include "exec/local/launch_plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ty {
@@ -66,6 +67,21 @@ EnvMap replicaEnvironment(const LaunchRequest& request, int replica, const EnvMa
     env["NVIDIA_VISIBLE_DEVICES"] = "void";
   } else {
     env["NVIDIA_VISIBLE_DEVICES"] = all_uuids ? uuid_list : joinInts(place.gpus);
+  }
+  if (place.gpu_milli < 1000 && !place.gpus.empty()) {
+    // A share of one GPU. The scheduler keeps the shares on a GPU within
+    // its capacity; the process learns its share to limit itself (e.g.
+    // torch.cuda.set_per_process_memory_fraction), and an MPS daemon, when
+    // one runs, caps its compute by the thread percentage.
+    std::string share = Quantity::fromMilli(place.gpu_milli).toString();
+    env["TRAINYARD_GPU_SHARE"] = share;
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::max(1, place.gpu_milli / 10));
+    if (!request.replica_gpus.empty() &&
+        static_cast<size_t>(replica) < request.replica_gpus.size() &&
+        !request.replica_gpus[static_cast<size_t>(replica)].empty()) {
+      std::int64_t mem = request.replica_gpus[static_cast<size_t>(replica)][0].memory_bytes;
+      if (mem > 0) env["TRAINYARD_GPU_MEMORY_LIMIT"] = std::to_string(mem / 1000 * place.gpu_milli);
+    }
   }
   int local_rank = 0;
   int local_world = 0;

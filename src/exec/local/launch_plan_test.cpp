@@ -54,6 +54,22 @@ TEST(ReplicaEnvironmentTest, GpuVariablesForProcessesAndContainers) {
   EXPECT_EQ(c1["CUDA_VISIBLE_DEVICES"], "0");  // renumbered inside
 }
 
+TEST(ReplicaEnvironmentTest, AShareOfAGpuIsAnnounced) {
+  LaunchRequest r;
+  r.key = AttemptKey{JobId(3), 1};
+  r.replicas = {{"n1", {2}, 250}};
+  GpuInfo g = gpu(2, "GPU-c");
+  g.memory_bytes = 80'000'000'000;
+  r.replica_gpus = {{g}};
+  EnvMap env = replicaEnvironment(r, 0, {}, false);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2");
+  EXPECT_EQ(env["TRAINYARD_GPU_SHARE"], "0.25");
+  EXPECT_EQ(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+  EXPECT_EQ(env["TRAINYARD_GPU_MEMORY_LIMIT"], "20000000000");
+  EnvMap whole = replicaEnvironment(twoNodeRequest(), 0, {}, false);
+  EXPECT_EQ(whole.count("TRAINYARD_GPU_SHARE"), 0u);
+}
+
 TEST(UserArgvTest, ScriptRunsThroughShArgvNotAString) {
   JobSpec s;
   s.script = "echo 'a b'; exit 3";
