@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/http_status.h"
+#include "common/units.h"
 #include "exec/log_files.h"
 
 namespace ty {
@@ -52,6 +53,13 @@ Result<std::int64_t> queryInt(const httplib::Request& req, const std::string& na
   }
   return Status::invalidArgument(
       "must be a whole number between " + std::to_string(lo) + " and " + std::to_string(hi), name);
+}
+
+Json waitingToJson(const WaitInfo& w) {
+  return {{"queue", w.queue},
+          {"position", w.position},
+          {"message", w.message},
+          {"estimated_start", w.eta ? Json(w.eta) : Json(nullptr)}};
 }
 
 Result<bool> queryBool(const httplib::Request& req, const std::string& name) {
@@ -206,6 +214,13 @@ void ApiServer::addRoutes() {
        [this](const R& q, W& s) { getLogs(q, s); }},
       {{"GET", "/api/v1/nodes", "Nodes and their GPUs, with the job holding each", {}, "", {200}},
        [this](const R& q, W& s) { getNodes(q, s); }},
+      {{"GET",
+        "/api/v1/queues",
+        "Queues with their quotas, what each uses and borrows, and fair-share usage",
+        {},
+        "",
+        {200}},
+       [this](const R& q, W& s) { getQueues(q, s); }},
   };
   for (const auto& r : routes_) {
     std::string pattern = routeRegex(r.doc.path);
@@ -293,7 +308,10 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
   for (const auto& j : page->jobs) {
     jobs.push_back(jobToJson(j));
     if (j.state == JobState::kPending) {
-      if (auto w = control_.waitInfo(j.id)) jobs.back()["reason"] = w->message;
+      if (auto w = control_.waitInfo(j.id)) {
+        jobs.back()["reason"] = w->message;
+        jobs.back()["waiting"] = waitingToJson(*w);
+      }
     }
   }
   Json out = {{"jobs", jobs}};
@@ -313,7 +331,7 @@ void ApiServer::getJob(const httplib::Request& req, httplib::Response& res) {
   }
   if (job->state == JobState::kPending) {
     if (auto w = control_.waitInfo(*id)) {
-      out["waiting"] = {{"position", w->position}, {"message", w->message}};
+      out["waiting"] = waitingToJson(*w);
       out["reason"] = w->message;
     }
   }
@@ -372,6 +390,41 @@ void ApiServer::getNodes(const httplib::Request&, httplib::Response& res) {
                      {"gpus", gpus}});
   }
   writeJson(res, 200, {{"nodes", nodes}});
+}
+
+namespace {
+
+// An amount of a queue resource as text: GPUs and CPUs as numbers, memory
+// with a unit, no limit as null.
+Json resourceAmount(const std::string& resource, std::int64_t amount) {
+  if (amount < 0) return nullptr;
+  if (resource == "memory") return formatMemory(amount);
+  return Quantity::fromMilli(amount).toString();
+}
+
+}  // namespace
+
+void ApiServer::getQueues(const httplib::Request&, httplib::Response& res) {
+  Json queues = Json::array();
+  for (const auto& q : control_.queues()) {
+    Json resources = Json::array();
+    for (const auto& r : q.resources) {
+      resources.push_back({{"name", r.name},
+                           {"nominal", resourceAmount(r.name, r.nominal)},
+                           {"borrowing_limit", resourceAmount(r.name, r.borrowing_limit)},
+                           {"lending_limit", resourceAmount(r.name, r.lending_limit)},
+                           {"used", resourceAmount(r.name, r.used)}});
+    }
+    queues.push_back({{"name", q.name},
+                      {"cohort", q.cohort},
+                      {"weight", q.weight},
+                      {"projects", q.projects},
+                      {"resources", resources},
+                      {"usage_gpu_hours", q.usage_gpu_hours},
+                      {"pending", q.pending},
+                      {"running", q.running}});
+  }
+  writeJson(res, 200, {{"queues", queues}});
 }
 
 void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {

@@ -47,6 +47,7 @@ class ApiServer {
   void getAttempts(const httplib::Request& req, httplib::Response& res);
   void getLogs(const httplib::Request& req, httplib::Response& res);
   void getNodes(const httplib::Request& req, httplib::Response& res);
+  void getQueues(const httplib::Request& req, httplib::Response& res);
 
   Store& store_;
   ControlPlane& control_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "core/job.h"
 #include "core/node.h"
 
@@ -29,8 +30,31 @@ struct NodeView {
 
 // Why a pending job waits, as of the last scheduling pass.
 struct WaitInfo {
-  int position = 0;
-  std::string message;
+  std::string queue;
+  int position = 0;        // 1-based, within its queue
+  std::string message;     // in plain words
+  Timestamp eta = 0;       // estimated start from running jobs' limits; 0: unknown
+};
+
+// A queue, its quota and what it uses now. Amounts are in the resource's
+// unit: milli-GPU for "gpu" and "gpu:<model>", millicores for "cpu",
+// bytes for "memory"; a limit of -1 means none.
+struct QueueView {
+  struct Resource {
+    std::string name;
+    std::int64_t nominal = 0;
+    std::int64_t borrowing_limit = -1;
+    std::int64_t lending_limit = -1;
+    std::int64_t used = 0;
+  };
+  std::string name;
+  std::string cohort;
+  int weight = 1;
+  std::vector<std::string> projects;
+  std::vector<Resource> resources;
+  double usage_gpu_hours = 0;  // decayed usage that orders fair share
+  int pending = 0;
+  int running = 0;
 };
 
 class ControlPlane {
@@ -50,6 +74,7 @@ class ControlPlane {
   virtual Result<Job> cancel(JobId id, const std::string& user) = 0;
   virtual std::vector<NodeView> nodes() const = 0;
   virtual std::optional<WaitInfo> waitInfo(JobId id) const = 0;
+  virtual std::vector<QueueView> queues() const = 0;
   // True while the reconcile loop is running and the store answers.
   virtual bool ready() const = 0;
 };

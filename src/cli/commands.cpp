@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -95,9 +96,23 @@ std::string gpusOf(const Json& job) {
   return replicas > 1 ? std::to_string(replicas) + "x" + g : g;
 }
 
+// "in 12m (14:05:00)" from a waiting object's estimated start; "unknown"
+// when no running job's limit bounds it.
+std::string startEstimate(const Json& waiting) {
+  if (!waiting.contains("estimated_start") || waiting["estimated_start"].is_null()) {
+    return "unknown";
+  }
+  std::int64_t eta = waiting["estimated_start"].get<std::int64_t>();
+  std::int64_t now = nowMs();
+  if (eta <= now) return "now";
+  return "in " + ago(eta, now) + " (" + formatTimestamp(eta) + ")";
+}
+
 void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
   struct Opts {
-    std::string file, name, project, image, memory, script, max_runtime, gpu_type, workdir;
+    std::string file, name, project, queue, image, memory, script, max_runtime, min_runtime;
+    std::string gpu_type, workdir, same_label;
+    std::vector<std::string> node_selector;
     std::string idempotency_key;
     std::string gpus, cpus;
     int replicas = 0;
@@ -112,6 +127,7 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
   cmd->add_option("-f,--file", o->file, "Job spec file (YAML or JSON)")->check(CLI::ExistingFile);
   cmd->add_option("--name", o->name, "Job name");
   cmd->add_option("--project", o->project, "Project (default: default)");
+  cmd->add_option("--queue", o->queue, "Queue (default: the project's queue)");
   cmd->add_option("--gpus", o->gpus, "GPUs per replica");
   cmd->add_option("--gpu-type", o->gpu_type, "GPU model, e.g. A100 (any of a comma list)");
   cmd->add_option("--cpus", o->cpus, "CPUs per replica");
@@ -119,7 +135,13 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
   cmd->add_option("--image", o->image, "Run in this container image");
   cmd->add_option("--replicas", o->replicas, "Processes of the job, each with its own RANK");
   auto* prio = cmd->add_option("--priority", o->priority, "Higher runs first");
-  cmd->add_option("--max-runtime", o->max_runtime, "Kill after this long, e.g. 2h");
+  cmd->add_option("--max-runtime", o->max_runtime,
+                  "Kill after this long, e.g. 2h; also lets it start early by backfill");
+  cmd->add_option("--min-runtime", o->min_runtime,
+                  "Not preempted before it ran this long, e.g. 30m");
+  cmd->add_option("--node-selector", o->node_selector, "Node label K=V (repeatable)");
+  cmd->add_option("--same-label", o->same_label,
+                  "Replicas on nodes sharing this label's value, e.g. rack");
   cmd->add_option("--workdir", o->workdir, "Working directory (absolute)");
   cmd->add_option("--script", o->script, "Shell text run by /bin/sh -c instead of a command");
   cmd->add_option("-e,--env", o->env, "Environment variable K=V (repeatable)");
@@ -139,7 +161,18 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
     if (!o->project.empty()) spec["project"] = o->project;
     if (!o->image.empty()) spec["image"] = o->image;
     if (!o->workdir.empty()) spec["workdir"] = o->workdir;
+    if (!o->queue.empty()) spec["queue"] = o->queue;
     if (!o->max_runtime.empty()) spec["max_runtime"] = o->max_runtime;
+    if (!o->min_runtime.empty()) spec["min_runtime"] = o->min_runtime;
+    if (!o->same_label.empty()) spec["same_label"] = o->same_label;
+    for (const auto& kv : o->node_selector) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        fail(Status::invalidArgument("must be LABEL=value (got \"" + kv + "\")",
+                                     "--node-selector"));
+      }
+      spec["node_selector"][kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
     if (!o->script.empty()) spec["script"] = o->script;
     if (!o->command.empty()) spec["command"] = o->command;
     if (o->replicas > 0) spec["replicas"] = o->replicas;
@@ -234,7 +267,9 @@ void addDescribe(CLI::App& app, std::shared_ptr<Globals> g) {
       std::cout << "Reason:     " << str(job, "reason") << "\n";
     }
     if (job.contains("waiting")) {
-      std::cout << "Queue:      position " << job["waiting"]["position"] << "\n";
+      const Json& w = job["waiting"];
+      std::cout << "Queue:      " << str(w, "queue") << ", position " << w["position"] << "\n";
+      std::cout << "Starts:     " << startEstimate(w) << "\n";
     }
     if (spec.contains("command")) {
       std::string cmdline;
@@ -324,6 +359,68 @@ void addCancel(CLI::App& app, std::shared_ptr<Globals> g) {
   });
 }
 
+void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
+  auto only = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "queue", "Queues with quota and usage, then waiting jobs in the order they will start");
+  cmd->add_option("QUEUE", *only, "Only this queue");
+  cmd->callback([g, only] {
+    ApiClient client(serverUrl(g->server));
+    Json queues = orFail(client.get("/api/v1/queues"));
+    Json pending = orFail(client.get("/api/v1/jobs?state=pending&limit=1000"));
+    std::vector<Json> waiting;
+    for (const auto& j : pending["jobs"]) {
+      if (!j.contains("waiting")) continue;
+      if (!only->empty() && str(j["waiting"], "queue") != *only) continue;
+      waiting.push_back(j);
+    }
+    std::stable_sort(waiting.begin(), waiting.end(), [](const Json& a, const Json& b) {
+      const Json& wa = a["waiting"];
+      const Json& wb = b["waiting"];
+      if (str(wa, "queue") != str(wb, "queue")) return str(wa, "queue") < str(wb, "queue");
+      return wa.value("position", 0) < wb.value("position", 0);
+    });
+    if (g->output != "table") {
+      Json out = {{"queues", Json::array()}, {"waiting", waiting}};
+      for (const auto& q : queues["queues"]) {
+        if (only->empty() || str(q, "name") == *only) out["queues"].push_back(q);
+      }
+      printStructured(*g, out);
+      return;
+    }
+    Table qt({"QUEUE", "COHORT", "WEIGHT", "RESOURCE", "USED", "NOMINAL", "BORROW LIMIT",
+              "RUNNING", "PENDING"});
+    for (const auto& q : queues["queues"]) {
+      if (!only->empty() && str(q, "name") != *only) continue;
+      bool first = true;
+      for (const auto& r : q["resources"]) {
+        qt.add({first ? str(q, "name") : "", first ? str(q, "cohort") : "",
+                first ? str(q, "weight") : "", str(r, "name"), str(r, "used"), str(r, "nominal"),
+                r["borrowing_limit"].is_null() ? "none" : str(r, "borrowing_limit"),
+                first ? str(q, "running") : "", first ? str(q, "pending") : ""});
+        first = false;
+      }
+      if (first) {
+        qt.add({str(q, "name"), str(q, "cohort"), str(q, "weight"), "-", "-", "-", "-",
+                str(q, "running"), str(q, "pending")});
+      }
+    }
+    qt.print(std::cout);
+    std::cout << "\n";
+    Table t({"QUEUE", "POS", "ID", "NAME", "USER", "PRIO", "GPUS", "STARTS", "REASON"});
+    for (const auto& j : waiting) {
+      const Json& w = j["waiting"];
+      t.add({str(w, "queue"), str(w, "position"), str(j, "id"), str(j, "name"), str(j, "user"),
+             str(j["spec"], "priority"), gpusOf(j), startEstimate(w), str(w, "message")});
+    }
+    if (waiting.empty()) {
+      std::cout << "No jobs are waiting.\n";
+    } else {
+      t.print(std::cout);
+    }
+  });
+}
+
 void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {
   CLI::App* cmd = app.add_subcommand("nodes", "Nodes, their GPUs, and which job holds each");
   cmd->callback([g] {
@@ -356,6 +453,7 @@ void addClientCommands(CLI::App& app) {
   addLogs(app, g);
   addCancel(app, g);
   addNodes(app, g);
+  addQueue(app, g);
 }
 
 }  // namespace ty

@@ -224,6 +224,11 @@ std::optional<WaitInfo> JobService::waitInfo(JobId id) const {
   return it->second;
 }
 
+std::vector<QueueView> JobService::queues() const {
+  std::lock_guard lock(view_mu_);
+  return queue_view_;
+}
+
 Status JobService::recover(Pass& pass) {
   // Built aside and swapped in only when the whole store was read.
   std::map<JobId, Job> active;
@@ -570,7 +575,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   std::map<JobId, WaitInfo> waiting;
   for (auto& w : d.waiting) {
     Job& job = active_.at(w.job);
-    waiting[w.job] = {w.position, w.message};
+    waiting[w.job] = {"default", w.position, w.message, 0};
     // Free counts change with every job that ends; the job's row and its
     // timeline change only when the reason itself does. The live message
     // is published through waitInfo().

@@ -58,6 +58,7 @@ class JobService final : public ControlPlane {
   Result<Job> cancel(JobId id, const std::string& user) override;
   std::vector<NodeView> nodes() const override;
   std::optional<WaitInfo> waitInfo(JobId id) const override;
+  std::vector<QueueView> queues() const override;
   bool ready() const override;
 
  private:
@@ -103,6 +104,7 @@ class JobService final : public ControlPlane {
   mutable std::mutex view_mu_;
   std::vector<NodeView> node_view_;
   std::map<JobId, WaitInfo> waiting_;
+  std::vector<QueueView> queue_view_;
 
   std::atomic<bool> running_{false};
   // Set when a store write failed: the loop reads the state back before

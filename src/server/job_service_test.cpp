@@ -67,6 +67,7 @@ class FlakyStore final : public Store {
   Result<std::vector<Event>> events(JobId id, std::int64_t after) override {
     return inner_->events(id, after);
   }
+  Result<std::vector<QueueUsage>> queueUsage() override { return inner_->queueUsage(); }
   bool healthy() override { return true; }
 
  private:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "core/job.h"
 
 namespace ty {
@@ -31,6 +32,17 @@ struct JobPage {
   std::int64_t next_before = 0;  // cursor for the next page; 0: no more
 };
 
+// Decayed resource-time one queue has used: what fair share orders by.
+// Kept in the store so a restart does not forget who used the cluster.
+struct QueueUsage {
+  std::string queue;
+  double gpu_ms = 0;         // GPU-milliseconds: one whole GPU for 1 ms is 1
+  double cpu_ms = 0;         // CPU-milliseconds
+  double memory_gib_ms = 0;  // GiB-milliseconds
+  Timestamp as_of = 0;       // the time decay and accrual were applied up to
+  bool operator==(const QueueUsage&) const = default;
+};
+
 // A set of writes applied atomically. Jobs and attempts are whole records
 // replacing the stored ones (by id / key); events are appended and get
 // their seq assigned by the store.
@@ -38,7 +50,10 @@ struct WriteBatch {
   std::vector<Job> jobs;
   std::vector<Attempt> attempts;
   std::vector<Event> events;
-  bool empty() const { return jobs.empty() && attempts.empty() && events.empty(); }
+  std::vector<QueueUsage> usage;  // replaces each named queue's record
+  bool empty() const {
+    return jobs.empty() && attempts.empty() && events.empty() && usage.empty();
+  }
 };
 
 class Store {
@@ -64,6 +79,8 @@ class Store {
   virtual Result<std::vector<Attempt>> attempts(JobId id) = 0;
   // A job's events with seq > after_seq, oldest first.
   virtual Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) = 0;
+  // Every queue's recorded usage, by queue name.
+  virtual Result<std::vector<QueueUsage>> queueUsage() = 0;
   // True while the store is open and answering.
   virtual bool healthy() = 0;
 };

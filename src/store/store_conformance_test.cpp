@@ -268,10 +268,10 @@ TYPED_TEST(StoreConformanceTest, JobRoundTripsEveryField) {
   // Replacing keeps every field too, including an exit code of 0 and its removal.
   full.exit_code = 0;
   full.state = JobState::kSucceeded;
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{full}, {}, {}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{full}, {}, {}, {}}).isOk());
   EXPECT_EQ(this->get(full.id), full);
   full.exit_code.reset();
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{full}, {}, {}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{full}, {}, {}, {}}).isOk());
   EXPECT_EQ(this->get(full.id), full);
 }
 
@@ -298,7 +298,7 @@ TYPED_TEST(StoreConformanceTest, EveryJobStateRoundTrips) {
         JobState::kFailed, JobState::kCancelled, JobState::kPreempted}) {
     Job job = this->get(id);
     job.state = s;
-    ASSERT_TRUE(this->store_->apply(WriteBatch{{job}, {}, {}}).isOk());
+    ASSERT_TRUE(this->store_->apply(WriteBatch{{job}, {}, {}, {}}).isOk());
     EXPECT_EQ(this->get(id).state, s) << jobStateName(s);
   }
 }
@@ -308,7 +308,7 @@ TYPED_TEST(StoreConformanceTest, AttemptRoundTripsEveryField) {
   Attempt full = fullAttempt(id, 1);
   Attempt bare;
   bare.key = AttemptKey{id, 2};
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {full, bare}, {}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {full, bare}, {}, {}}).isOk());
   Result<std::vector<Attempt>> got = this->store_->attempts(id);
   ASSERT_TRUE(got.isOk()) << got.status().toString();
   ASSERT_EQ(got->size(), 2u);
@@ -318,7 +318,7 @@ TYPED_TEST(StoreConformanceTest, AttemptRoundTripsEveryField) {
 
   for (AttemptState s : {AttemptState::kLaunching, AttemptState::kRunning, AttemptState::kEnded}) {
     bare.state = s;
-    ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {bare}, {}}).isOk());
+    ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {bare}, {}, {}}).isOk());
     got = this->store_->attempts(id);
     ASSERT_TRUE(got.isOk());
     EXPECT_EQ(got->back().state, s);
@@ -337,7 +337,7 @@ TYPED_TEST(StoreConformanceTest, AttemptsAreReplacedByKeyAndOrderedByNumber) {
   replaced.state = AttemptState::kRunning;
   replaced.exit_code.reset();
   replaced.pids = {1, 2};
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {replaced}, {}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {replaced}, {}, {}}).isOk());
 
   Result<std::vector<Attempt>> got = this->store_->attempts(id);
   ASSERT_TRUE(got.isOk());
@@ -357,7 +357,7 @@ TYPED_TEST(StoreConformanceTest, AttemptNumbersStartAtOne) {
   JobId id = this->create(1)[0];
   Attempt a;
   a.key = AttemptKey{id, 0};
-  EXPECT_EQ(this->store_->apply(WriteBatch{{}, {a}, {}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(this->store_->apply(WriteBatch{{}, {a}, {}, {}}).code(), StatusCode::kInvalidArgument);
 }
 
 TYPED_TEST(StoreConformanceTest, EventsRoundTripAndFollowSeq) {
@@ -369,7 +369,7 @@ TYPED_TEST(StoreConformanceTest, EventsRoundTripAndFollowSeq) {
   WriteBatch batch;
   batch.events = {event(a, "Submitted"), event(b, "Submitted"), warn};
   ASSERT_TRUE(this->store_->apply(batch).isOk());
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {}, {event(a, "Cleanup")}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {}, {event(a, "Cleanup")}, {}}).isOk());
 
   Result<std::vector<Event>> all = this->store_->events(a);
   ASSERT_TRUE(all.isOk());
@@ -435,19 +435,19 @@ TYPED_TEST(StoreConformanceTest, FailedApplyWritesNothing) {
   // An unknown job to replace.
   Job ghost = changed;
   ghost.id = JobId(id.value() + 100);
-  batch = WriteBatch{{changed, ghost}, {fullAttempt(id, 1)}, {event(id, "Started")}};
+  batch = WriteBatch{{changed, ghost}, {fullAttempt(id, 1)}, {event(id, "Started")}, {}};
   EXPECT_EQ(this->store_->apply(batch).code(), StatusCode::kNotFound);
   EXPECT_EQ(this->get(id), before);
   EXPECT_TRUE(this->store_->attempts(id)->empty());
   EXPECT_TRUE(this->store_->events(id)->empty());
 
   // An attempt of an unknown job.
-  batch = WriteBatch{{changed}, {fullAttempt(ghost.id, 1)}, {}};
+  batch = WriteBatch{{changed}, {fullAttempt(ghost.id, 1)}, {}, {}};
   EXPECT_EQ(this->store_->apply(batch).code(), StatusCode::kNotFound);
   EXPECT_EQ(this->get(id), before);
 
   // Seqs after a failed batch still increase.
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {}, {event(id, "A"), event(id, "B")}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{}, {}, {event(id, "A"), event(id, "B")}, {}}).isOk());
   Result<std::vector<Event>> events = this->store_->events(id);
   ASSERT_EQ(events->size(), 2u);
   EXPECT_LT((*events)[0].seq, (*events)[1].seq);
@@ -495,7 +495,7 @@ TYPED_TEST(StoreConformanceTest, ListFilters) {
   JobId a3 = this->create(1, "vision", "alice")[0];
   Job done = this->get(a2);
   done.state = JobState::kFailed;
-  ASSERT_TRUE(this->store_->apply(WriteBatch{{done}, {}, {}}).isOk());
+  ASSERT_TRUE(this->store_->apply(WriteBatch{{done}, {}, {}, {}}).isOk());
 
   auto ids = [](std::initializer_list<JobId> l) {
     std::vector<std::int64_t> out;
@@ -576,6 +576,24 @@ TYPED_TEST(StoreConformanceTest, ActiveJobsAreNonTerminalOldestFirst) {
   EXPECT_EQ(active->front(), this->get(ids[0]));
 }
 
+TYPED_TEST(StoreConformanceTest, QueueUsageIsReplacedByQueueAndWrittenWithTheBatch) {
+  EXPECT_TRUE(this->store_->queueUsage()->empty());
+  WriteBatch batch;
+  batch.usage = {{"vision", 3.6e6, 7.2e6, 1.5e5, 1000}, {"nlp", 0.5, 0, 0, 1000}};
+  ASSERT_TRUE(this->store_->apply(batch).isOk());
+  batch.usage = {{"vision", 1.8e6, 3.6e6, 0.75e5, 2000}};
+  ASSERT_TRUE(this->store_->apply(batch).isOk());
+  std::vector<QueueUsage> want = {{"nlp", 0.5, 0, 0, 1000}, {"vision", 1.8e6, 3.6e6, 0.75e5, 2000}};
+  EXPECT_EQ(this->store_->queueUsage().value(), want);
+
+  // A batch that fails writes no usage either.
+  JobId id = this->create(1)[0];
+  batch.usage = {{"vision", 1, 1, 1, 3000}};
+  batch.events = {event(JobId(id.value() + 100), "Started")};
+  EXPECT_FALSE(this->store_->apply(batch).isOk());
+  EXPECT_EQ(this->store_->queueUsage().value(), want);
+}
+
 TYPED_TEST(StoreConformanceTest, Healthy) { EXPECT_TRUE(this->store_->healthy()); }
 
 TYPED_TEST(StoreConformanceTest, ConcurrentWritersAndReaders) {
@@ -596,7 +614,7 @@ TYPED_TEST(StoreConformanceTest, ConcurrentWritersAndReaders) {
         created[t].push_back(jobs[0].id);
         Job job = jobs[0];
         job.state = JobState::kRunning;
-        WriteBatch batch{{job}, {fullAttempt(job.id, 1)}, {event(job.id, "Started")}};
+        WriteBatch batch{{job}, {fullAttempt(job.id, 1)}, {event(job.id, "Started")}, {}};
         if (!this->store_->apply(batch).isOk()) failed = true;
         if (!this->store_->getJob(job.id).isOk()) failed = true;
         if (!this->store_->listJobs(JobQuery{}).isOk()) failed = true;

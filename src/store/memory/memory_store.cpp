@@ -68,6 +68,10 @@ Status MemoryStore::apply(const WriteBatch& batch) {
   for (const Event& e : batch.events) {
     if (!jobs_.contains(e.job.value())) return Status::notFound(jobNotFound(e.job));
   }
+  for (const QueueUsage& u : batch.usage) {
+    if (u.queue.empty()) return Status::invalidArgument("queue usage without a queue name");
+  }
+  for (const QueueUsage& u : batch.usage) usage_[u.queue] = u;
   for (const Job& job : batch.jobs) jobs_[job.id.value()].job = job;
   for (const Attempt& a : batch.attempts) jobs_[a.key.job.value()].attempts[a.key.number] = a;
   for (const Event& e : batch.events) {
@@ -76,6 +80,13 @@ Status MemoryStore::apply(const WriteBatch& batch) {
     jobs_[e.job.value()].events.push_back(std::move(stored));
   }
   return Status::ok();
+}
+
+Result<std::vector<QueueUsage>> MemoryStore::queueUsage() {
+  std::lock_guard lock(mu_);
+  std::vector<QueueUsage> out;
+  for (const auto& [name, u] : usage_) out.push_back(u);
+  return out;
 }
 
 Result<Job> MemoryStore::getJob(JobId id) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -31,6 +32,7 @@ class MemoryStore final : public Store {
   Result<std::vector<Job>> activeJobs() override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
+  Result<std::vector<QueueUsage>> queueUsage() override;
   bool healthy() override { return true; }
 
  private:
@@ -42,6 +44,7 @@ class MemoryStore final : public Store {
 
   std::mutex mu_;
   std::map<std::int64_t, JobRecord> jobs_;  // by id
+  std::map<std::string, QueueUsage> usage_;  // by queue
   std::int64_t last_id_ = 0;
   std::int64_t last_seq_ = 0;
 };

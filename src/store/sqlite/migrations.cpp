@@ -60,6 +60,15 @@ CREATE TABLE events (
 );
 CREATE INDEX events_job_seq ON events(job_id, seq);
 )sql"},
+    {2, R"sql(
+CREATE TABLE queue_usage (
+  queue TEXT PRIMARY KEY,
+  gpu_ms REAL NOT NULL,
+  cpu_ms REAL NOT NULL,
+  memory_gib_ms REAL NOT NULL,
+  as_of INTEGER NOT NULL
+);
+)sql"},
 };
 
 // Runs one step in its own transaction unless another opener got there first.

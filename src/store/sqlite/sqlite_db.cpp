@@ -44,6 +44,11 @@ Stmt::~Stmt() {
   if (in_use_ != nullptr) *in_use_ = false;
 }
 
+void Stmt::bind(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_, index, value);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+}
+
 void Stmt::bind(int index, std::int64_t value) {
   int rc = sqlite3_bind_int64(stmt_, index, value);
   if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
@@ -75,6 +80,8 @@ Status Stmt::run() {
 }
 
 std::int64_t Stmt::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Stmt::real(int column) const { return sqlite3_column_double(stmt_, column); }
 
 std::string Stmt::text(int column) const {
   const unsigned char* p = sqlite3_column_text(stmt_, column);

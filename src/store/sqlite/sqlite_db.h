@@ -41,6 +41,7 @@ class Stmt {
   ~Stmt();
 
   void bind(int index, std::int64_t value);
+  void bind(int index, double value);
   void bind(int index, const std::string& value);
   void bind(int index, std::optional<int> value);  // nullopt binds NULL
 
@@ -50,6 +51,7 @@ class Stmt {
   Status run();
 
   std::int64_t int64(int column) const;
+  double real(int column) const;
   std::string text(int column) const;
   std::optional<int> optionalInt(int column) const;
 

@@ -133,6 +133,7 @@ class SqliteStore final : public Store {
   Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
                                                   const std::string& key) override;
   Result<std::vector<Job>> activeJobs() override;
+  Result<std::vector<QueueUsage>> queueUsage() override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   bool healthy() override;
@@ -363,8 +364,37 @@ Status SqliteStore::apply(const WriteBatch& batch) {
       return s.withContext("write attempt " + a.key.toString());
     }
     for (const Event& e : batch.events) TY_RETURN_IF_ERROR(insertEvent(db, e.job, e));
+    for (const QueueUsage& u : batch.usage) {
+      if (u.queue.empty()) return Status::invalidArgument("queue usage without a queue name");
+      TY_ASSIGN_OR_RETURN(Stmt ups, db.prepare(
+                                        "INSERT INTO queue_usage (queue, gpu_ms, cpu_ms, "
+                                        "memory_gib_ms, as_of) VALUES (?1, ?2, ?3, ?4, ?5) "
+                                        "ON CONFLICT(queue) DO UPDATE SET gpu_ms = excluded.gpu_ms, "
+                                        "cpu_ms = excluded.cpu_ms, memory_gib_ms = "
+                                        "excluded.memory_gib_ms, as_of = excluded.as_of"));
+      ups.bind(1, u.queue);
+      ups.bind(2, u.gpu_ms);
+      ups.bind(3, u.cpu_ms);
+      ups.bind(4, u.memory_gib_ms);
+      ups.bind(5, u.as_of);
+      Status st = ups.run();
+      if (!st.isOk()) return st.withContext("write usage of queue " + u.queue);
+    }
     return Status::ok();
   });
+}
+
+Result<std::vector<QueueUsage>> SqliteStore::queueUsage() {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT queue, gpu_ms, cpu_ms, memory_gib_ms, as_of "
+                                          "FROM queue_usage ORDER BY queue"));
+  std::vector<QueueUsage> out;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out.push_back({q.text(0), q.real(1), q.real(2), q.real(3), q.int64(4)});
+  }
+  return out;
 }
 
 Result<Job> SqliteStore::getJob(JobId id) {

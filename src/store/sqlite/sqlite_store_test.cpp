@@ -89,7 +89,7 @@ TEST_F(SqliteStoreTest, DataSurvivesReopen) {
     started.job = jobs[0].id;
     started.reason = "Started";
     started.level = EventLevel::kWarning;
-    ASSERT_TRUE(store->apply(WriteBatch{{}, {attempt}, {started}}).isOk());
+    ASSERT_TRUE(store->apply(WriteBatch{{}, {attempt}, {started}, {}}).isOk());
   }
   std::unique_ptr<Store> store = open();
   ASSERT_NE(store, nullptr);
@@ -133,19 +133,21 @@ TEST_F(SqliteStoreTest, WalModeIsOn) {
   EXPECT_EQ(queryText(*db, "PRAGMA journal_mode"), "wal");
 }
 
-TEST_F(SqliteStoreTest, SchemaIsAtVersionOneAndReopeningDoesNotMigrateAgain) {
+std::string latestVersion() { return std::to_string(sqlite::storeMigrations().size()); }
+
+TEST_F(SqliteStoreTest, SchemaIsAtTheLatestVersionAndReopeningDoesNotMigrateAgain) {
   open().reset();
   std::unique_ptr<sqlite::Db> db = raw();
-  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), "1");
-  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), "1");
-  std::string applied_at = queryText(*db, "SELECT applied_at FROM schema_migrations");
+  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), latestVersion());
+  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), latestVersion());
+  std::string applied_at = queryText(*db, "SELECT MAX(applied_at) FROM schema_migrations");
   EXPECT_GT(std::stoll(applied_at), 1'600'000'000'000LL);  // milliseconds since the epoch
 
   open().reset();
   open().reset();
-  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), "1");
-  EXPECT_EQ(queryText(*db, "SELECT applied_at FROM schema_migrations"), applied_at);
-  for (const char* table : {"jobs", "attempts", "events"}) {
+  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), latestVersion());
+  EXPECT_EQ(queryText(*db, "SELECT MAX(applied_at) FROM schema_migrations"), applied_at);
+  for (const char* table : {"jobs", "attempts", "events", "queue_usage"}) {
     EXPECT_EQ(queryText(*db, std::string("SELECT COUNT(*) FROM sqlite_master WHERE name = '") +
                                  table + "'"),
               "1")
@@ -158,16 +160,20 @@ TEST_F(SqliteStoreTest, LaterMigrationsApplyOnceInOrder) {
   std::unique_ptr<sqlite::Db> db = raw();
   std::vector<sqlite::Migration> steps(sqlite::storeMigrations().begin(),
                                        sqlite::storeMigrations().end());
-  steps.push_back({2, "ALTER TABLE jobs ADD COLUMN queue TEXT NOT NULL DEFAULT ''"});
-  steps.push_back({3, "CREATE INDEX jobs_queue ON jobs(queue)"});
+  int next = static_cast<int>(steps.size()) + 1;
+  steps.push_back({next, "ALTER TABLE jobs ADD COLUMN label TEXT NOT NULL DEFAULT ''"});
+  steps.push_back({next + 1, "CREATE INDEX jobs_label ON jobs(label)"});
   ASSERT_TRUE(sqlite::migrate(*db, steps, 42).isOk());
-  EXPECT_EQ(queryText(*db, "SELECT group_concat(version) FROM schema_migrations"), "1,2,3");
-  EXPECT_EQ(queryText(*db, "SELECT applied_at FROM schema_migrations WHERE version = 3"), "42");
+  std::string last = std::to_string(next + 1);
+  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), last);
+  EXPECT_EQ(queryText(*db, "SELECT applied_at FROM schema_migrations WHERE version = " + last),
+            "42");
   ASSERT_TRUE(sqlite::migrate(*db, steps, 43).isOk());  // nothing to do
-  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), "3");
-  EXPECT_EQ(queryText(*db, "SELECT applied_at FROM schema_migrations WHERE version = 3"), "42");
+  EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), last);
+  EXPECT_EQ(queryText(*db, "SELECT applied_at FROM schema_migrations WHERE version = " + last),
+            "42");
 
-  // This build only knows version 1: it refuses the newer database.
+  // This build does not know the newer versions: it refuses the database.
   Result<std::unique_ptr<Store>> store = openSqliteStore(path_);
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("newer"), std::string::npos);
@@ -178,11 +184,13 @@ TEST_F(SqliteStoreTest, FailingMigrationIsRolledBack) {
   std::unique_ptr<sqlite::Db> db = raw();
   std::vector<sqlite::Migration> steps(sqlite::storeMigrations().begin(),
                                        sqlite::storeMigrations().end());
-  steps.push_back({2, "CREATE TABLE extra(x INTEGER); SELECT no_such_function()"});
+  int next = static_cast<int>(steps.size()) + 1;
+  steps.push_back({next, "CREATE TABLE extra(x INTEGER); SELECT no_such_function()"});
   Status s = sqlite::migrate(*db, steps, 1);
   EXPECT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("schema migration 2"), std::string::npos) << s.toString();
-  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), "1");
+  EXPECT_NE(s.message().find("schema migration " + std::to_string(next)), std::string::npos)
+      << s.toString();
+  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), latestVersion());
   EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'extra'"), "0");
 }
 
@@ -205,7 +213,7 @@ TEST_F(SqliteStoreTest, FailedBatchLeavesNothingWritten) {
   Event started;
   started.job = before.id;
   started.reason = "Started";
-  Status s = store->apply(WriteBatch{{changed}, {attempt}, {started}});
+  Status s = store->apply(WriteBatch{{changed}, {attempt}, {started}, {}});
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_NE(s.message().find("disk on fire"), std::string::npos) << s.toString();
   Result<Job> got = store->getJob(before.id);
@@ -223,7 +231,7 @@ TEST_F(SqliteStoreTest, FailedBatchLeavesNothingWritten) {
 
   // The store keeps working once the cause is gone.
   ASSERT_TRUE(db->exec("DROP TRIGGER fail_events").isOk());
-  EXPECT_TRUE(store->apply(WriteBatch{{changed}, {attempt}, {started}}).isOk());
+  EXPECT_TRUE(store->apply(WriteBatch{{changed}, {attempt}, {started}, {}}).isOk());
   EXPECT_EQ(store->getJob(before.id)->state, JobState::kRunning);
 }
 
