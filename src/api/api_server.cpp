@@ -378,7 +378,11 @@ void ApiServer::getNodes(const httplib::Request&, httplib::Response& res) {
     Json gpus = Json::array();
     for (const auto& g : n.gpus) {
       Json j = gpuToJson(g.gpu);
-      j["job"] = g.holder.value() ? Json(g.holder.value()) : Json(nullptr);
+      j["job"] = g.holders.empty() ? Json(nullptr) : Json(g.holders[0].value());
+      Json jobs = Json::array();
+      for (JobId h : g.holders) jobs.push_back(h.value());
+      j["jobs"] = jobs;
+      j["used"] = Quantity::fromMilli(g.used_milli).toString();
       gpus.push_back(j);
     }
     nodes.push_back({{"name", n.info.name},

@@ -15,10 +15,11 @@
 
 namespace ty {
 
-// A GPU as the nodes route shows it: which job holds it, if any.
+// A GPU as the nodes route shows it: which jobs hold it, if any.
 struct GpuView {
   GpuInfo gpu;
-  JobId holder;  // value 0: free
+  std::vector<JobId> holders;  // one for a whole GPU; several when shared
+  int used_milli = 0;          // 1000: fully used
 };
 
 struct NodeView {
@@ -42,14 +43,14 @@ struct WaitInfo {
 struct QueueView {
   struct Resource {
     std::string name;
-    std::int64_t nominal = 0;
+    std::int64_t nominal = -1;
     std::int64_t borrowing_limit = -1;
     std::int64_t lending_limit = -1;
     std::int64_t used = 0;
   };
   std::string name;
   std::string cohort;
-  int weight = 1;
+  double weight = 1;
   std::vector<std::string> projects;
   std::vector<Resource> resources;
   double usage_gpu_hours = 0;  // decayed usage that orders fair share

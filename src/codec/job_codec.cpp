@@ -232,6 +232,11 @@ Json jobToJson(const Job& job) {
   j["reason"] = job.reason;
   j["not_before"] = job.not_before;
   j["cancel_requested_at"] = job.cancel_requested_at;
+  if (job.preempted_by.value()) {
+    j["preempted_by"] = job.preempted_by.value();
+    j["preempt_requested_at"] = job.preempt_requested_at;
+  }
+  if (job.preemptions) j["preemptions"] = job.preemptions;
   if (!job.idempotency_key.empty()) j["idempotency_key"] = job.idempotency_key;
   return j;
 }
@@ -255,6 +260,9 @@ Result<Job> jobFromJson(const Json& j) {
     job.not_before = j.value("not_before", Timestamp{0});
     job.cancel_requested_at = j.value("cancel_requested_at", Timestamp{0});
     job.idempotency_key = j.value("idempotency_key", std::string());
+    job.preempted_by = JobId(j.value("preempted_by", std::int64_t{0}));
+    job.preempt_requested_at = j.value("preempt_requested_at", Timestamp{0});
+    job.preemptions = j.value("preemptions", 0);
   } catch (const std::exception& e) {
     return Status::internal(std::string("decode job: ") + e.what());
   }

@@ -101,6 +101,11 @@ struct Job {
   std::string reason;                 // last explanation: why it waits or why it ended
   Timestamp not_before = 0;           // retry backoff: not scheduled before this time
   Timestamp cancel_requested_at = 0;  // non-zero once a cancel was accepted
+  // Set while the current attempt stops so that `preempted_by` can run; the
+  // job goes back to pending when it has stopped. Cleared on the next start.
+  JobId preempted_by;
+  Timestamp preempt_requested_at = 0;
+  int preemptions = 0;  // attempts ended by preemption; they do not use up retries
   // Client-chosen key that makes a submission safe to resend: a second
   // submission by the same user with the same key returns this job.
   std::string idempotency_key;

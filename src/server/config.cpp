@@ -1,13 +1,119 @@
 #include "server/config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "codec/job_codec.h"
 #include "codec/object_reader.h"
 #include "common/units.h"
+#include "core/placement.h"
 
 namespace ty {
+
+namespace {
+
+// One resource's quota; GPUs and CPUs in units (fractions allowed), memory
+// with a unit. Amounts come out in milli-units and bytes.
+Status readQuota(const Json& j, const std::string& path, const std::string& resource, Quota& q) {
+  ObjectReader r(j, path, "config");
+  TY_RETURN_IF_ERROR(r.check());
+  bool memory = resource == "memory";
+  auto amount = [&](const char* key, std::optional<std::int64_t>& out) -> Status {
+    if (!r.get(key)) return Status::ok();
+    if (memory) {
+      std::int64_t bytes = 0;
+      TY_RETURN_IF_ERROR(r.memory(key, bytes));
+      out = bytes;
+    } else {
+      Quantity units;
+      TY_RETURN_IF_ERROR(r.quantity(key, units, "8 or 0.5"));
+      out = units.milli();
+    }
+    return Status::ok();
+  };
+  std::optional<std::int64_t> nominal;
+  TY_RETURN_IF_ERROR(amount("nominal", nominal));
+  if (!nominal) return Status::invalidArgument("is required", path + ".nominal");
+  q.nominal = *nominal;
+  TY_RETURN_IF_ERROR(amount("borrowing_limit", q.borrowing_limit));
+  TY_RETURN_IF_ERROR(amount("lending_limit", q.lending_limit));
+  if (q.lending_limit && *q.lending_limit > q.nominal) {
+    return Status::invalidArgument("must not exceed nominal: a queue lends only what it has",
+                                   path + ".lending_limit");
+  }
+  return r.finish();
+}
+
+Status readQueue(const Json& j, const std::string& path, QueueConfig& q) {
+  ObjectReader r(j, path, "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.string("name", q.name));
+  if (q.name.empty()) return Status::invalidArgument("is required", path + ".name");
+  q.project = q.name;
+  TY_RETURN_IF_ERROR(r.string("project", q.project));
+  TY_RETURN_IF_ERROR(r.string("cohort", q.cohort));
+  if (const Json* w = r.get("weight")) {
+    if (!w->is_number() || w->get<double>() <= 0 || w->get<double>() > 1000) {
+      return Status::invalidArgument("must be a number above 0 and at most 1000",
+                                     path + ".weight");
+    }
+    q.weight = w->get<double>();
+  }
+  if (const Json* quota = r.get("quota")) {
+    if (!quota->is_object()) {
+      return Status::invalidArgument("must be a map of resource: {nominal: ...}", path + ".quota");
+    }
+    for (auto it = quota->begin(); it != quota->end(); ++it) {
+      const std::string& res = it.key();
+      std::string at = path + ".quota." + res;
+      bool known = res == "gpu" || res == "cpu" || res == "memory" ||
+                   (res.rfind("gpu:", 0) == 0 && res.size() > 4);
+      if (!known) {
+        return Status::invalidArgument(
+            "unknown resource; use gpu, gpu:<model> (e.g. gpu:A100), cpu or memory", at);
+      }
+      TY_RETURN_IF_ERROR(readQuota(*it, at, res, q.quotas[res]));
+    }
+  }
+  return r.finish();
+}
+
+Status readScheduler(const Json& j, SchedulerSettings& s) {
+  ObjectReader r(j, "scheduler", "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.string("placement", s.placement));
+  std::vector<std::string> names = placementPolicyNames();
+  if (std::find(names.begin(), names.end(), s.placement) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return Status::invalidArgument("unknown policy \"" + s.placement + "\"; choose one of: " + list,
+                                   "scheduler.placement");
+  }
+  TY_RETURN_IF_ERROR(r.duration("fair_share_half_life", s.fair_share_half_life));
+  TY_RETURN_IF_ERROR(r.boolean("backfill", s.backfill));
+  TY_RETURN_IF_ERROR(r.boolean("preemption", s.preemption));
+  if (const Json* queues = r.get("queues")) {
+    if (!queues->is_array()) {
+      return Status::invalidArgument("must be a list of queues", "scheduler.queues");
+    }
+    s.queues.clear();
+    std::set<std::string> seen;
+    for (size_t i = 0; i < queues->size(); ++i) {
+      std::string path = "scheduler.queues[" + std::to_string(i) + "]";
+      QueueConfig q;
+      TY_RETURN_IF_ERROR(readQueue((*queues)[i], path, q));
+      if (!seen.insert(q.name).second) {
+        return Status::invalidArgument("queue \"" + q.name + "\" is defined twice", path + ".name");
+      }
+      s.queues.push_back(std::move(q));
+    }
+  }
+  return r.finish();
+}
+
+}  // namespace
 
 Status readConfig(const Json& j, ServerConfig& c) {
   ObjectReader r(j, "", "config");
@@ -29,6 +135,7 @@ Status readConfig(const Json& j, ServerConfig& c) {
   TY_RETURN_IF_ERROR(r.string("container_runtime", c.container_runtime));
   TY_RETURN_IF_ERROR(r.string("container_network", c.container_network));
   TY_RETURN_IF_ERROR(r.boolean("cgroups", c.cgroups));
+  if (const Json* sched = r.get("scheduler")) TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
   return r.finish();
 }
 

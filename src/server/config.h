@@ -5,10 +5,22 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
+#include "core/queue.h"
 
 namespace ty {
+
+// How the scheduler decides: the `scheduler:` section of the config file.
+struct SchedulerSettings {
+  std::string placement = "trainyard";  // a name from placementPolicyNames()
+  std::vector<QueueConfig> queues;       // none: one unlimited queue for everyone
+  DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;
+  bool backfill = true;
+  bool preemption = true;
+};
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
@@ -24,6 +36,7 @@ struct ServerConfig {
   std::string container_runtime = "runc";
   std::string container_network = "host";
   bool cgroups = true;
+  SchedulerSettings scheduler;
 };
 
 // Reads a parsed config document into `config`: keys present replace the

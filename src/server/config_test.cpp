@@ -32,5 +32,74 @@ TEST(ServerConfigTest, NamesUnknownKeysAndWrongTypes) {
   EXPECT_EQ(read("- a\n- b\n", c).field(), "config");
 }
 
+TEST(ServerConfigTest, ReadsQueuesAndQuotas) {
+  ServerConfig c;
+  Status st = read(R"(
+scheduler:
+  placement: best-fit
+  fair_share_half_life: 1d
+  backfill: false
+  queues:
+    - name: vision
+      cohort: research
+      weight: 2
+      quota:
+        gpu: {nominal: 8, borrowing_limit: 4, lending_limit: 2}
+        gpu:A100: {nominal: 4}
+        cpu: {nominal: 0.5}
+        memory: {nominal: 64Gi}
+    - name: nlp-batch
+      project: nlp
+)",
+                   c);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  const SchedulerSettings& s = c.scheduler;
+  EXPECT_EQ(s.placement, "best-fit");
+  EXPECT_EQ(s.fair_share_half_life, 86'400'000);
+  EXPECT_FALSE(s.backfill);
+  EXPECT_TRUE(s.preemption);
+  ASSERT_EQ(s.queues.size(), 2u);
+  const QueueConfig& v = s.queues[0];
+  EXPECT_EQ(v.project, "vision");
+  EXPECT_EQ(v.cohort, "research");
+  EXPECT_EQ(v.weight, 2);
+  EXPECT_EQ(v.quotas.at("gpu").nominal, 8000);
+  EXPECT_EQ(v.quotas.at("gpu").borrowing_limit, 4000);
+  EXPECT_EQ(v.quotas.at("gpu").lending_limit, 2000);
+  EXPECT_EQ(v.quotas.at("gpu:A100").nominal, 4000);
+  EXPECT_FALSE(v.quotas.at("gpu:A100").borrowing_limit.has_value());
+  EXPECT_EQ(v.quotas.at("cpu").nominal, 500);
+  EXPECT_EQ(v.quotas.at("memory").nominal, 64LL << 30);
+  EXPECT_EQ(s.queues[1].project, "nlp");
+}
+
+TEST(ServerConfigTest, NamesTheQueueFieldAtFault) {
+  struct Case {
+    const char* yaml;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"scheduler: {placement: magic}", "scheduler.placement"},
+           {"scheduler: {queues: {a: 1}}", "scheduler.queues"},
+           {"scheduler: {queues: [{cohort: x}]}", "scheduler.queues[0].name"},
+           {"scheduler: {queues: [{name: a}, {name: a}]}", "scheduler.queues[1].name"},
+           {"scheduler: {queues: [{name: a, weight: 0}]}", "scheduler.queues[0].weight"},
+           {"scheduler: {queues: [{name: a, quota: {tpu: {nominal: 1}}}]}",
+            "scheduler.queues[0].quota.tpu"},
+           {"scheduler: {queues: [{name: a, quota: {gpu: {borrowing_limit: 1}}}]}",
+            "scheduler.queues[0].quota.gpu.nominal"},
+           {"scheduler: {queues: [{name: a, quota: {gpu: {nominal: 2, lending_limit: 3}}}]}",
+            "scheduler.queues[0].quota.gpu.lending_limit"},
+           {"scheduler: {queues: [{name: a, quota: {gpu: {nominal: -1}}}]}",
+            "scheduler.queues[0].quota.gpu.nominal"},
+           {"scheduler: {queues: [{name: a, quota: {memory: {nominal: lots}}}]}",
+            "scheduler.queues[0].quota.memory.nominal"},
+           {"scheduler: {queues: [{name: a, colour: red}]}", "scheduler.queues[0].colour"},
+       }) {
+    ServerConfig config;
+    EXPECT_EQ(read(c.yaml, config).field(), c.field) << c.yaml;
+  }
+}
+
 }  // namespace
 }  // namespace ty

@@ -42,13 +42,16 @@ class JobService::Pass {
     for (const auto& [id, j] : jobs_) b.jobs.push_back(j);
     for (const auto& [k, a] : attempts_) b.attempts.push_back(a);
     b.events = events_;
+    b.usage = usage;
     return b;
   }
   void clearWrites() {
     jobs_.clear();
     attempts_.clear();
     events_.clear();
+    usage.clear();
   }
+  std::vector<QueueUsage> usage;
   std::vector<JobId> launches;
   std::vector<std::pair<AttemptKey, int>> signals;
   std::vector<AttemptKey> releases;
@@ -123,6 +126,21 @@ std::string defaultName(const JobSpec& s) {
   return "job";
 }
 
+// The shapes fragmentation-aware placement measures free capacity against,
+// until the server has seen enough of its own jobs: mostly single GPUs,
+// some shares and some multi-GPU jobs.
+Workload defaultWorkload() {
+  auto shape = [](int count, int milli) {
+    ReplicaShape s;
+    s.gpu_count = count;
+    s.gpu_milli = milli;
+    return s;
+  };
+  return {{shape(1, 1000), 0.4}, {shape(1, 500), 0.15}, {shape(1, 250), 0.1},
+          {shape(2, 1000), 0.1}, {shape(4, 1000), 0.1},  {shape(8, 1000), 0.1},
+          {shape(0, 1000), 0.05}};
+}
+
 }  // namespace
 
 JobService::JobService(Store& store, Executor& executor, const Clock& clock,
@@ -137,6 +155,7 @@ JobService::JobService(Store& store, Executor& executor, const Clock& clock,
 JobService::~JobService() { stop(); }
 
 Status JobService::start() {
+  TY_ASSIGN_OR_RETURN(placement_, makePlacementPolicy(options_.placement, defaultWorkload()));
   executor_.setObserver([this](const ReplicaExit& e) {
     std::lock_guard lock(inbox_mu_);
     exits_.push_back(e);
@@ -145,6 +164,7 @@ Status JobService::start() {
   Pass pass;
   TY_RETURN_IF_ERROR(recover(pass));
   // Pending jobs may fit now: schedule in the same pass as the recovery.
+  accrueUsage(pass, clock_.now());
   schedulePass(pass, clock_.now());
   if (!commitAndAct(pass)) return Status::internal("could not commit recovered state");
   running_ = true;
@@ -174,7 +194,9 @@ Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::stri
                                                    const std::string& idempotency_key) {
   if (spec.name.empty()) spec.name = defaultName(spec);
   TY_RETURN_IF_ERROR(validateSpec(spec));
+  TY_RETURN_IF_ERROR(resolveQueue(spec));
   TY_RETURN_IF_ERROR(checkFeasible(spec, options_.nodes));
+  TY_RETURN_IF_ERROR(checkQuota(spec, options_.policy, options_.nodes));
   Job job;
   job.spec = std::move(spec);
   job.user = user;
@@ -224,6 +246,161 @@ std::optional<WaitInfo> JobService::waitInfo(JobId id) const {
   return it->second;
 }
 
+Status JobService::resolveQueue(JobSpec& spec) const {
+  const auto& queues = options_.policy.queues;
+  auto names = [&] {
+    std::string out;
+    for (const auto& q : queues) out += (out.empty() ? "" : ", ") + q.name;
+    return out;
+  };
+  if (queues.empty()) {
+    // No queues configured: everyone shares one queue without limits.
+    if (spec.queue.empty()) spec.queue = "default";
+    if (spec.queue != "default") {
+      return Status::invalidArgument("no queue \"" + spec.queue +
+                                         "\": this server has only the queue \"default\"",
+                                     "queue");
+    }
+    return Status::ok();
+  }
+  if (!spec.queue.empty()) {
+    for (const auto& q : queues) {
+      if (q.name == spec.queue) return Status::ok();
+    }
+    return Status::invalidArgument("no queue \"" + spec.queue + "\"; queues: " + names(),
+                                   "queue");
+  }
+  for (const auto& q : queues) {
+    if (q.project == spec.project) {
+      spec.queue = q.name;
+      return Status::ok();
+    }
+  }
+  for (const auto& q : queues) {
+    if (q.name == "default") {
+      spec.queue = q.name;
+      return Status::ok();
+    }
+  }
+  return Status::invalidArgument("project \"" + spec.project +
+                                     "\" has no queue; give one with `queue` (" + names() +
+                                     ") or ask an admin to add a queue for the project",
+                                 "project");
+}
+
+std::vector<RunningJob> JobService::runningJobs() const {
+  std::vector<RunningJob> out;
+  out.reserve(live_.size());
+  for (const auto& [id, live] : live_) {
+    const Job& job = active_.at(id);
+    RunningJob r = runningJobOf(job, live->attempt);
+    r.stopping = live->stop_sent > 0;
+    r.preempted_by = job.preempted_by;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void JobService::accrueUsage(Pass& pass, Timestamp now) {
+  // Called before a pass changes who runs: what ran since the last call is
+  // charged to its queue.
+  DurationMs half_life = options_.policy.fair_share_half_life;
+  DurationMs elapsed = usage_as_of_ > 0 ? std::max<Timestamp>(0, now - usage_as_of_) : 0;
+  std::map<std::string, ResourceRate> held = heldByQueue(runningJobs());
+  for (const auto& [name, rate] : held) usage_[name];  // queues that just started using
+  for (auto& [name, u] : usage_) {
+    auto it = held.find(name);
+    u = accumulateUsage(u, it == held.end() ? ResourceRate{} : it->second, elapsed, half_life);
+    // Written with the pass, so a restart remembers who used the cluster.
+    pass.usage.push_back({name, u.gpu / 1000, u.cpu / 1000, u.memory / double(1LL << 30), now});
+  }
+  usage_as_of_ = now;
+}
+
+void JobService::applyPreemption(const Preemption& p, Pass& pass, Timestamp now) {
+  auto jit = active_.find(p.victim);
+  auto lit = live_.find(p.victim);
+  if (jit == active_.end() || lit == live_.end() || lit->second->stop_sent > 0) return;
+  Job& job = jit->second;
+  job.preempted_by = p.preemptor;
+  job.preempt_requested_at = now;
+  job.reason = p.message;
+  job.updated_at = now;
+  pass.put(job);
+  beginStop(job, *lit->second, pass, now, "Preempted",
+            p.message + ": sending SIGTERM to checkpoint, SIGKILL after " +
+                formatDuration(job.spec.grace_period) + " if still running");
+}
+
+std::vector<QueueView> JobService::queueView() const {
+  std::map<std::string, QueueView> by_name;
+  std::vector<std::string> order;
+  auto entry = [&](const std::string& name) -> QueueView& {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) return it->second;
+    order.push_back(name);
+    QueueView& v = by_name[name];
+    v.name = name;
+    return v;
+  };
+  for (const auto& q : options_.policy.queues) {
+    QueueView& v = entry(q.name);
+    v.cohort = q.cohort;
+    v.weight = q.weight;
+    v.projects = {q.project};
+    for (const auto& [res, quota] : q.quotas) {
+      v.resources.push_back({res, quota.nominal, quota.borrowing_limit.value_or(-1),
+                             quota.lending_limit.value_or(-1), 0});
+    }
+  }
+  if (options_.policy.queues.empty()) entry("default").projects = {};
+  auto resource = [](QueueView& v, const std::string& name) -> QueueView::Resource& {
+    for (auto& r : v.resources) {
+      if (r.name == name) return r;
+    }
+    v.resources.push_back({name, -1, -1, -1, 0});
+    return v.resources.back();
+  };
+  for (const auto& [id, job] : active_) {
+    QueueView& v = entry(job.spec.queue);
+    auto lit = live_.find(id);
+    if (lit == live_.end()) {
+      if (job.state == JobState::kPending) v.pending += 1;
+      continue;
+    }
+    v.running += 1;
+    const auto& replicas = lit->second->attempt.replicas;
+    const auto n = static_cast<std::int64_t>(replicas.size());
+    for (const auto& r : replicas) {
+      resource(v, "gpu").used += static_cast<std::int64_t>(r.gpus.size()) * r.gpu_milli;
+      for (auto& quota : v.resources) {
+        if (quota.name.rfind("gpu:", 0) != 0) continue;
+        for (const auto& node : options_.nodes) {
+          if (node.name != r.node) continue;
+          for (const auto& g : node.gpus) {
+            bool held = std::find(r.gpus.begin(), r.gpus.end(), g.index) != r.gpus.end();
+            if (held && gpuModelMatches({quota.name.substr(4)}, g.model)) quota.used += r.gpu_milli;
+          }
+        }
+      }
+    }
+    if (!job.spec.resources.cpus.isZero()) {
+      resource(v, "cpu").used += job.spec.resources.cpus.milli() * n;
+    }
+    if (job.spec.resources.memory_bytes > 0) {
+      resource(v, "memory").used += job.spec.resources.memory_bytes * n;
+    }
+  }
+  for (const auto& [name, u] : usage_) entry(name).usage_gpu_hours = u.gpu / 1000 / 3.6e6;
+  std::vector<QueueView> out;
+  for (const auto& name : order) {
+    QueueView& v = by_name[name];
+    if (v.resources.empty()) resource(v, "gpu");
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<QueueView> JobService::queues() const {
   std::lock_guard lock(view_mu_);
   return queue_view_;
@@ -253,6 +430,9 @@ Status JobService::recover(Pass& pass) {
       if (job.cancel_requested_at > 0) {
         live->stop_sent = job.cancel_requested_at;
         live->kill_at = job.cancel_requested_at + job.spec.grace_period;
+      } else if (job.preempted_by.value()) {
+        live->stop_sent = job.preempt_requested_at;
+        live->kill_at = job.preempt_requested_at + job.spec.grace_period;
       }
       lives[id] = std::move(live);
       fresh.launches.push_back(id);
@@ -265,8 +445,19 @@ Status JobService::recover(Pass& pass) {
     }
     active[id] = std::move(job);
   }
+  TY_ASSIGN_OR_RETURN(auto usage, store_.queueUsage());
+  std::map<std::string, DecayedUsage> decayed;
+  Timestamp as_of = 0;
+  for (const auto& u : usage) {
+    decayed[u.queue] = {u.gpu_ms * 1000, u.cpu_ms * 1000, u.memory_gib_ms * double(1LL << 30)};
+    as_of = std::max(as_of, u.as_of);
+  }
   active_ = std::move(active);
   live_ = std::move(lives);
+  usage_ = std::move(decayed);
+  // Jobs kept running while the server was down: the first pass charges
+  // their queues for that time too.
+  usage_as_of_ = as_of;
   fresh.schedule = true;
   pass = std::move(fresh);
   return Status::ok();
@@ -305,6 +496,7 @@ void JobService::loop() {
           continue;
         }
         needs_recovery_ = false;
+        accrueUsage(pass, clock_.now());
         schedulePass(pass, clock_.now());
         commitAndAct(pass);
         continue;
@@ -315,6 +507,7 @@ void JobService::loop() {
     }
     Timestamp now = clock_.now();
     Pass pass;
+    accrueUsage(pass, now);
     for (auto& job : new_jobs) {
       JobId id = job.id;
       active_.emplace(id, std::move(job));
@@ -342,8 +535,20 @@ Timestamp JobService::nextDeadline(Timestamp now) const {
     if (live->stop_sent == 0) consider(live->deadline);
     if (live->stop_sent > 0 && !live->kill_sent) consider(live->kill_at);
   }
+  bool any_pending = false;
   for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending && job.not_before > now) consider(job.not_before);
+    if (job.state != JobState::kPending) continue;
+    any_pending = true;
+    if (job.not_before > now) consider(job.not_before);
+  }
+  if (any_pending) {
+    for (const auto& [id, live] : live_) {
+      const Job& job = active_.at(id);
+      if (job.spec.min_runtime > 0 && live->attempt.started_at > 0) {
+        Timestamp until = live->attempt.started_at + job.spec.min_runtime;
+        if (until > now) consider(until);
+      }
+    }
   }
   return next;
 }
@@ -383,18 +588,18 @@ void JobService::handleCancel(const std::shared_ptr<CancelRequest>& req_ptr, Pas
   }
   job.reason = "Cancel requested by " + req.user;
   pass.put(job);
-  beginStop(job, *lit->second, pass, now,
+  beginStop(job, *lit->second, pass, now, "Stopping",
             "Cancel requested by " + req.user + ": sending SIGTERM, SIGKILL after " +
                 formatDuration(job.spec.grace_period) + " if still running");
   reply(job);
 }
 
 void JobService::beginStop(Job& job, Live& live, Pass& pass, Timestamp now,
-                           const std::string& why) {
+                           const std::string& reason, const std::string& why) {
   if (live.stop_sent > 0) return;
   live.stop_sent = now;
   live.kill_at = now + job.spec.grace_period;
-  pass.event(job.id, now, "Stopping", why);
+  pass.event(job.id, now, reason, why);
   pass.signals.push_back({live.attempt.key, SIGTERM});
 }
 
@@ -423,7 +628,7 @@ void JobService::handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now) 
     return;
   }
   if (failed) {
-    beginStop(job, live, pass, now,
+    beginStop(job, live, pass, now, "Stopping",
               "Replica " + std::to_string(exit.replica) + " " + exit.message +
                   ": stopping the other replicas");
   }
@@ -457,6 +662,21 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
     job.state = JobState::kCancelled;
     job.reason = "Cancelled";
     pass.event(job.id, now, "Cancelled", "Cancelled: " + what);
+  } else if (job.preempted_by.value()) {
+    // Whatever the exit code: a job that checkpoints on SIGTERM and exits 0
+    // has not finished its work.
+    job.state = JobState::kPending;
+    job.finished_at = 0;
+    job.preemptions += 1;
+    job.reason = "Preempted by job " + std::to_string(job.preempted_by.value()) +
+                 "; waiting to run again";
+    a.reason = "Preempted by job " + std::to_string(job.preempted_by.value()) + ": " + what;
+    pass.put(a);
+    pass.event(job.id, now, "Requeued",
+               "Stopped for job " + std::to_string(job.preempted_by.value()) + " (" + what +
+                   "); back in the queue, it resumes from its last checkpoint");
+    job.preempted_by = JobId();
+    job.preempt_requested_at = 0;
   } else if (live.timed_out) {
     job.state = JobState::kFailed;
     job.reason = "Killed: exceeded max_runtime " + formatDuration(job.spec.max_runtime);
@@ -466,7 +686,7 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
     job.reason = what;
     pass.event(job.id, now, "Succeeded", what);
   } else {
-    int retries_used = job.attempts - 1;
+    int retries_used = job.attempts - 1 - job.preemptions;
     if (retries_used < job.spec.retries.limit) {
       int k = retries_used + 1;
       DurationMs delay = job.spec.retries.backoff;
@@ -498,7 +718,7 @@ void JobService::handleTimers(Pass& pass, Timestamp now) {
     Job& job = active_.at(id);
     if (live->stop_sent == 0 && live->deadline > 0 && now >= live->deadline) {
       live->timed_out = true;
-      beginStop(job, *live, pass, now,
+      beginStop(job, *live, pass, now, "Stopping",
                 "Killed: exceeded max_runtime " + formatDuration(job.spec.max_runtime) +
                     ": sending SIGTERM, SIGKILL after " + formatDuration(job.spec.grace_period));
     }
@@ -511,11 +731,23 @@ void JobService::handleTimers(Pass& pass, Timestamp now) {
       pass.signals.push_back({live->attempt.key, SIGKILL});
     }
   }
+  bool any_pending = false;
   for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending && job.not_before > 0 && job.not_before <= now) {
-      pass.schedule = true;
+    if (job.state != JobState::kPending) continue;
+    any_pending = true;
+    if (job.not_before > 0 && job.not_before <= now) pass.schedule = true;
+  }
+  // A running job whose min_runtime protection ended may now make room
+  // for a waiting one by preemption.
+  if (any_pending) {
+    for (const auto& [id, live] : live_) {
+      Timestamp until = live->attempt.started_at + active_.at(id).spec.min_runtime;
+      if (active_.at(id).spec.min_runtime > 0 && until > last_timer_check_ && until <= now) {
+        pass.schedule = true;
+      }
     }
   }
+  last_timer_check_ = now;
 }
 
 void JobService::schedulePass(Pass& pass, Timestamp now) {
@@ -537,18 +769,22 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
     }
   }
   QueueSnapshot queues;
+  queues.running = runningJobs();
   for (const auto& [id, job] : active_) {
     if (job.state != JobState::kPending || job.not_before > now || job.cancel_requested_at > 0) {
       continue;
     }
-    queues.pending.push_back(
-        {id, job.spec.priority, job.created_at, job.spec.resources, job.spec.replicas});
+    queues.pending.push_back(pendingJobOf(job));
   }
   if (queues.pending.empty()) {
     next_waiting_.clear();
     return;
   }
-  Decision d = schedule(cluster, queues, options_.policy, now, rng_);
+  queues.usage = usage_;
+  PolicyConfig policy = options_.policy;
+  policy.placement = placement_.get();
+  Decision d = schedule(cluster, queues, policy, now, rng_);
+  for (const auto& p : d.preemptions) applyPreemption(p, pass, now);
   for (auto& p : d.placements) {
     Job& job = active_.at(p.job);
     auto live = std::make_unique<Live>();
@@ -575,7 +811,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   std::map<JobId, WaitInfo> waiting;
   for (auto& w : d.waiting) {
     Job& job = active_.at(w.job);
-    waiting[w.job] = {"default", w.position, w.message, 0};
+    waiting[w.job] = {w.queue, w.position, w.message, w.estimated_start};
     // Free counts change with every job that ends; the job's row and its
     // timeline change only when the reason itself does. The live message
     // is published through waitInfo().
@@ -707,12 +943,16 @@ bool JobService::commitAndAct(Pass& pass) {
 
 void JobService::publish() {
   std::vector<NodeView> view;
-  std::map<std::pair<std::string, int>, JobId> holders;
+  std::map<std::pair<std::string, int>, std::vector<JobId>> holders;
+  std::map<std::pair<std::string, int>, int> held_milli;
   std::map<std::string, std::pair<Quantity, std::int64_t>> used;
   for (const auto& [id, live] : live_) {
     const Job& job = active_.at(id);
     for (const auto& r : live->attempt.replicas) {
-      for (int g : r.gpus) holders[{r.node, g}] = id;
+      for (int g : r.gpus) {
+        holders[{r.node, g}].push_back(id);
+        held_milli[{r.node, g}] += r.gpu_milli;
+      }
       used[r.node].first += job.spec.resources.cpus;
       used[r.node].second += job.spec.resources.memory_bytes;
     }
@@ -722,14 +962,20 @@ void JobService::publish() {
     v.info = n;
     for (const auto& g : n.gpus) {
       auto it = holders.find({n.name, g.index});
-      v.gpus.push_back({g, it == holders.end() ? JobId() : it->second});
+      if (it == holders.end()) {
+        v.gpus.push_back({g, {}, 0});
+      } else {
+        v.gpus.push_back({g, it->second, held_milli[{n.name, g.index}]});
+      }
     }
     v.used_cpus = used[n.name].first;
     v.used_memory = used[n.name].second;
     view.push_back(std::move(v));
   }
+  std::vector<QueueView> queues = queueView();
   std::lock_guard lock(view_mu_);
   node_view_ = std::move(view);
+  queue_view_ = std::move(queues);
   waiting_ = next_waiting_;
 }
 

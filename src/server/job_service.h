@@ -34,7 +34,10 @@ namespace ty {
 
 struct JobServiceOptions {
   std::vector<NodeInfo> nodes;
+  // Queues, fair share, backfill and preemption; `policy.placement` is
+  // ignored: the service makes its own from `placement`.
   PolicyConfig policy;
+  std::string placement = "trainyard";  // a name from placementPolicyNames()
   std::function<int()> pick_port;  // a free TCP port for MASTER_PORT
   std::uint64_t seed = 1;
 };
@@ -72,7 +75,13 @@ class JobService final : public ControlPlane {
   void handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now);
   void handleTimers(Pass& pass, Timestamp now);
   void finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now);
-  void beginStop(Job& job, Live& live, Pass& pass, Timestamp now, const std::string& why);
+  void beginStop(Job& job, Live& live, Pass& pass, Timestamp now, const std::string& reason,
+                 const std::string& why);
+  Status resolveQueue(JobSpec& spec) const;
+  std::vector<RunningJob> runningJobs() const;
+  void accrueUsage(Pass& pass, Timestamp now);
+  void applyPreemption(const Preemption& p, Pass& pass, Timestamp now);
+  std::vector<QueueView> queueView() const;
   void schedulePass(Pass& pass, Timestamp now);
   void launch(Job& job, Live& live, Pass& pass, Timestamp now);
   bool commitAndAct(Pass& pass);
@@ -85,6 +94,7 @@ class JobService final : public ControlPlane {
   JobServiceOptions options_;
   SubmitBatcher batcher_;
   Rng rng_;
+  std::unique_ptr<PlacementPolicy> placement_;  // made by start()
 
   // Inbox, guarded by inbox_mu_.
   mutable std::mutex inbox_mu_;
@@ -99,6 +109,9 @@ class JobService final : public ControlPlane {
   std::map<JobId, Job> active_;
   std::map<JobId, std::unique_ptr<Live>> live_;
   std::map<JobId, WaitInfo> next_waiting_;  // from the last pass, until published
+  std::map<std::string, DecayedUsage> usage_;  // fair-share usage by queue
+  Timestamp usage_as_of_ = 0;
+  Timestamp last_timer_check_ = 0;
 
   // Published for readers, guarded by view_mu_.
   mutable std::mutex view_mu_;

@@ -8,148 +8,14 @@
 #include <thread>
 
 #include "exec/fake/fake_executor.h"
+#include "server/job_service_test_fixture.h"
 
 namespace ty {
 namespace {
 
+using test::JobServiceTest;
+using test::spec;
 using namespace std::chrono_literals;
-
-NodeInfo fourGpuNode() {
-  NodeInfo n;
-  n.name = "local";
-  n.cpus = Quantity::whole(16);
-  n.memory_bytes = 64LL << 30;
-  for (int i = 0; i < 4; ++i) n.gpus.push_back({i, "GPU-" + std::to_string(i), "A100-80GB"});
-  return n;
-}
-
-JobSpec spec(int gpus, const std::string& name = "train") {
-  JobSpec s;
-  s.name = name;
-  s.command = {"python3", "train.py"};
-  s.resources.gpus = Quantity::whole(gpus);
-  s.grace_period = 5000;
-  return s;
-}
-
-// A store that fails chosen writes, over the in-memory one.
-class FlakyStore final : public Store {
- public:
-  explicit FlakyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
-  std::atomic<int> fail_applies{0};
-  std::atomic<int> fail_reads{0};
-
-  Status createJobs(std::vector<Job>& jobs,
-                    const std::vector<std::vector<Event>>& events) override {
-    return inner_->createJobs(jobs, events);
-  }
-  Status apply(const WriteBatch& batch) override {
-    if (fail_applies > 0) {
-      --fail_applies;
-      return Status::unavailable("disk full");
-    }
-    return inner_->apply(batch);
-  }
-  Result<Job> getJob(JobId id) override { return inner_->getJob(id); }
-  Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
-                                                  const std::string& key) override {
-    return inner_->findByIdempotencyKey(user, key);
-  }
-  Result<JobPage> listJobs(const JobQuery& q) override { return inner_->listJobs(q); }
-  Result<std::vector<Job>> activeJobs() override {
-    if (fail_reads > 0) {
-      --fail_reads;
-      return Status::unavailable("disk unreadable");
-    }
-    return inner_->activeJobs();
-  }
-  Result<std::vector<Attempt>> attempts(JobId id) override { return inner_->attempts(id); }
-  Result<std::vector<Event>> events(JobId id, std::int64_t after) override {
-    return inner_->events(id, after);
-  }
-  Result<std::vector<QueueUsage>> queueUsage() override { return inner_->queueUsage(); }
-  bool healthy() override { return true; }
-
- private:
-  std::unique_ptr<Store> inner_;
-};
-
-class JobServiceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto flaky = std::make_unique<FlakyStore>(newMemoryStore());
-    flaky_ = flaky.get();
-    store_ = std::move(flaky);
-    start();
-  }
-  void TearDown() override { service_->stop(); }
-
-  void start() {
-    JobServiceOptions o;
-    o.nodes = {fourGpuNode()};
-    o.pick_port = [] { return 29500; };
-    service_ = std::make_unique<JobService>(*store_, exec_, clock_, o);
-    ASSERT_TRUE(service_->start().isOk());
-  }
-  void restart() {
-    service_->stop();
-    start();
-  }
-
-  Job job(JobId id) { return store_->getJob(id).value(); }
-  Result<Job> submit(JobSpec s, const std::string& user) {
-    auto r = service_->submit(std::move(s), user);
-    if (!r.isOk()) return r.status();
-    return r->job;
-  }
-
-  // Polls until `pred` holds or 5s pass; the loop runs on its own thread.
-  static bool eventually(const std::function<bool()>& pred) {
-    auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(1ms);
-    }
-    return pred();
-  }
-  Job waitJob(JobId id, const std::function<bool(const Job&)>& pred) {
-    Job j;
-    if (eventually([&] { return pred(j = job(id)); })) return j;
-    ADD_FAILURE() << "job " << id.value() << " stuck in " << jobStateName(j.state) << ": "
-                  << j.reason;
-    return j;
-  }
-  Job waitState(JobId id, JobState s) {
-    return waitJob(id, [s](const Job& j) { return j.state == s; });
-  }
-  std::vector<std::string> eventTexts(JobId id) {
-    std::vector<std::string> out;
-    auto events = store_->events(id);
-    for (const auto& e : events.value()) out.push_back(e.reason + ": " + e.message);
-    return out;
-  }
-  bool hasEvent(JobId id, const std::string& needle) {
-    for (const auto& t : eventTexts(id)) {
-      if (t.find(needle) != std::string::npos) return true;
-    }
-    return false;
-  }
-  // The signals sent so far, once there are at least `n` (or after 5s).
-  std::vector<FakeExecutor::SignalRecord> waitSignals(size_t n) {
-    eventually([&] { return exec_.signals().size() >= n; });
-    return exec_.signals();
-  }
-  void advance(DurationMs d) {
-    clock_.advance(d);
-    service_->wake();
-  }
-
-  ManualClock clock_{1'000'000};
-  FakeExecutor exec_;
-  std::unique_ptr<Store> store_;
-  FlakyStore* flaky_ = nullptr;
-  std::unique_ptr<JobService> service_;
-};
 
 TEST_F(JobServiceTest, RunsAJobToSuccess) {
   auto j = submit(spec(2), "alice");
@@ -403,12 +269,13 @@ TEST_F(JobServiceTest, NodesShowWhichJobHoldsEachGpu) {
   std::vector<NodeView> nodes;
   eventually([&] {
     nodes = service_->nodes();
-    return !nodes.empty() && nodes[0].gpus[0].holder == j->id;
+    return !nodes.empty() && nodes[0].gpus[0].holders == std::vector<JobId>{j->id};
   });
   ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(nodes[0].gpus[0].holder, j->id);
-  EXPECT_EQ(nodes[0].gpus[1].holder, j->id);
-  EXPECT_EQ(nodes[0].gpus[2].holder, JobId());
+  EXPECT_EQ(nodes[0].gpus[0].holders, std::vector<JobId>{j->id});
+  EXPECT_EQ(nodes[0].gpus[1].holders, std::vector<JobId>{j->id});
+  EXPECT_EQ(nodes[0].gpus[1].used_milli, 1000);
+  EXPECT_TRUE(nodes[0].gpus[2].holders.empty());
 }
 
 }  // namespace

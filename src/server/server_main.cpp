@@ -113,6 +113,11 @@ int runServer(const ServerConfig& config) {
   SystemClock clock;
   JobServiceOptions options;
   options.nodes = {node};
+  options.placement = config.scheduler.placement;
+  options.policy.queues = config.scheduler.queues;
+  options.policy.fair_share_half_life = config.scheduler.fair_share_half_life;
+  options.policy.backfill = config.scheduler.backfill;
+  options.policy.preemption = config.scheduler.preemption;
   options.pick_port = [] {
     auto p = pickFreeTcpPort();
     return p.isOk() ? *p : 29500;

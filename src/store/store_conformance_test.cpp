@@ -125,6 +125,13 @@ Job fullJob() {
   job.not_before = 1'700'000'200'000;
   job.cancel_requested_at = 1'700'000'300'000;
   job.idempotency_key = "retry-safe-1";
+  job.preempted_by = JobId(12);
+  job.preempt_requested_at = 1'700'000'250'000;
+  job.preemptions = 3;
+  s.queue = "vision-batch";
+  s.min_runtime = 600'000;
+  s.node_selector = {{"rack", "r7"}};
+  s.same_label = "rack";
   return job;
 }
 
@@ -132,7 +139,7 @@ Attempt fullAttempt(JobId job, int number) {
   Attempt a;
   a.key = AttemptKey{job, number};
   a.state = AttemptState::kEnded;
-  a.replicas = {{"node-a", {0, 1, 2, 3}}, {"node-b", {4, 5}}, {"node-c", {}}};
+  a.replicas = {{"node-a", {0, 1, 2, 3}}, {"node-b", {4, 5}}, {"node-c", {}}, {"node-d", {1}, 250}};
   a.master_port = 29500;
   a.pids = {4242, 0, 9'000'000'000LL};
   a.created_at = 10;

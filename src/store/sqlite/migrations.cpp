@@ -61,6 +61,9 @@ CREATE TABLE events (
 CREATE INDEX events_job_seq ON events(job_id, seq);
 )sql"},
     {2, R"sql(
+ALTER TABLE jobs ADD COLUMN preempted_by INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN preempt_requested_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE queue_usage (
   queue TEXT PRIMARY KEY,
   gpu_ms REAL NOT NULL,

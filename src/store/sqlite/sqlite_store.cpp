@@ -51,7 +51,8 @@ Result<Json> parseJson(const std::string& text, const std::string& what) {
 // Columns of a job row, in the order readJob() expects.
 constexpr char kJobColumns[] =
     "id, user, state, spec_json, created_at, updated_at, started_at, finished_at, attempts, "
-    "exit_code, reason, not_before, cancel_requested_at, idempotency_key";
+    "exit_code, reason, not_before, cancel_requested_at, idempotency_key, preempted_by, "
+    "preempt_requested_at, preemptions";
 
 Result<Job> readJob(const Stmt& q) {
   Job job;
@@ -75,10 +76,14 @@ Result<Job> readJob(const Stmt& q) {
   job.not_before = q.int64(11);
   job.cancel_requested_at = q.int64(12);
   job.idempotency_key = q.text(13);
+  job.preempted_by = JobId(q.int64(14));
+  job.preempt_requested_at = q.int64(15);
+  job.preemptions = static_cast<int>(q.int64(16));
   return job;
 }
 
-// Binds parameters 1..15 of the insert and update statements.
+// Binds parameters 1..15 and 17..19 of the insert and update statements
+// (16 is the idempotency key of an insert, the id of an update).
 void bindJob(Stmt& s, const Job& job, const std::string& spec_json) {
   s.bind(1, job.spec.name);
   s.bind(2, job.spec.project);
@@ -95,18 +100,22 @@ void bindJob(Stmt& s, const Job& job, const std::string& spec_json) {
   s.bind(13, job.reason);
   s.bind(14, job.not_before);
   s.bind(15, job.cancel_requested_at);
+  s.bind(17, job.preempted_by.value());
+  s.bind(18, job.preempt_requested_at);
+  s.bind(19, std::int64_t{job.preemptions});
 }
 
 constexpr char kInsertJob[] =
     "INSERT INTO jobs(name, project, user, state, priority, spec_json, created_at, updated_at, "
     "started_at, finished_at, attempts, exit_code, reason, not_before, cancel_requested_at, "
-    "idempotency_key) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-    "NULLIF(?16, ''))";
+    "idempotency_key, preempted_by, preempt_requested_at, preemptions) VALUES(?1, ?2, ?3, ?4, ?5, "
+    "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULLIF(?16, ''), ?17, ?18, ?19)";
 constexpr char kUpdateJob[] =
     "UPDATE jobs SET name = ?1, project = ?2, user = ?3, state = ?4, priority = ?5, "
     "spec_json = ?6, created_at = ?7, updated_at = ?8, started_at = ?9, finished_at = ?10, "
     "attempts = ?11, exit_code = ?12, reason = ?13, not_before = ?14, "
-    "cancel_requested_at = ?15 WHERE id = ?16";
+    "cancel_requested_at = ?15, preempted_by = ?17, preempt_requested_at = ?18, "
+    "preemptions = ?19 WHERE id = ?16";
 constexpr char kUpsertAttempt[] =
     "INSERT INTO attempts(job_id, number, state, replicas_json, master_port, pids_json, "
     "created_at, started_at, finished_at, exit_code, reason) "
