@@ -96,6 +96,15 @@ std::string gpusOf(const Json& job) {
   return replicas > 1 ? std::to_string(replicas) + "x" + g : g;
 }
 
+// "2" for 2.0, "0.5" for 0.5.
+std::string number(const Json& v) {
+  if (!v.is_number()) return "-";
+  double d = v.get<double>();
+  std::ostringstream out;
+  out << d;
+  return out.str();
+}
+
 // "in 12m (14:05:00)" from a waiting object's estimated start; "unknown"
 // when no running job's limit bounds it.
 std::string startEstimate(const Json& waiting) {
@@ -395,13 +404,13 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
       bool first = true;
       for (const auto& r : q["resources"]) {
         qt.add({first ? str(q, "name") : "", first ? str(q, "cohort") : "",
-                first ? str(q, "weight") : "", str(r, "name"), str(r, "used"), str(r, "nominal"),
+                first ? number(q["weight"]) : "", str(r, "name"), str(r, "used"), str(r, "nominal"),
                 r["borrowing_limit"].is_null() ? "none" : str(r, "borrowing_limit"),
                 first ? str(q, "running") : "", first ? str(q, "pending") : ""});
         first = false;
       }
       if (first) {
-        qt.add({str(q, "name"), str(q, "cohort"), str(q, "weight"), "-", "-", "-", "-",
+        qt.add({str(q, "name"), str(q, "cohort"), number(q["weight"]), "-", "-", "-", "-",
                 str(q, "running"), str(q, "pending")});
       }
     }
