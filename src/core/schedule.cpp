@@ -1,109 +1,815 @@
 #include "core/schedule.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <tuple>
+#include <unordered_map>
 
 #include "common/units.h"
+#include "core/backfill.h"
+#include "core/explain.h"
+#include "core/gang.h"
+#include "core/preemption.h"
 
 namespace ty {
 namespace {
 
-// What is free on a node while a pass places jobs on it.
-struct FreeNode {
-  const NodeInfo* info;
-  std::set<int> free_gpus;
-  Quantity free_cpus;
-  std::int64_t free_memory;
+std::unique_ptr<PlacementPolicy> builtinBestFit() {
+  auto p = makePlacementPolicy("best-fit", {});
+  if (!p.isOk()) std::abort();  // the built-in policy is always there
+  return std::move(p).value();
+}
+
+// Queue index in the ledger for a job: by name, else the project's first queue.
+int resolveQueue(const QuotaLedger& ledger, const std::vector<QueueConfig>& queues,
+                 const std::string& queue, const std::string& project) {
+  int q = ledger.find(queue);
+  if (q >= 0 || project.empty()) return q;
+  for (const auto& c : queues) {
+    if (c.project == project) return ledger.find(c.name);
+  }
+  return -1;
+}
+
+// Model keys ("A100" of "gpu:A100") that a GPU selector pins: every model
+// in the cluster that the selector accepts falls under the key.
+std::vector<std::string> pinnedModelKeys(const std::vector<std::string>& selector,
+                                         const std::vector<std::string>& keys,
+                                         const std::set<std::string>& models) {
+  std::vector<std::string> out;
+  if (selector.empty()) return out;
+  for (const auto& key : keys) {
+    bool any = false;
+    bool all = true;
+    for (const auto& m : models) {
+      if (!gpuModelMatches(selector, m)) continue;
+      any = true;
+      if (!gpuModelMatches({key}, m)) all = false;
+    }
+    if (any && all) out.push_back(key);
+  }
+  return out;
+}
+
+// What a job asks of quota before it is placed.
+ResourceAmounts requestAmounts(const ReplicaShape& s, int replicas,
+                               const std::vector<std::string>& pinned) {
+  ResourceAmounts out;
+  std::int64_t gpu = s.totalGpuMilli() * replicas;
+  if (s.gpu_count == 0) gpu = 0;
+  if (gpu > 0) {
+    out["gpu"] = gpu;
+    for (const auto& k : pinned) out["gpu:" + k] = gpu;
+  }
+  if (!s.cpus.isZero()) out["cpu"] = s.cpus.milli() * replicas;
+  if (s.memory_bytes > 0) out["memory"] = s.memory_bytes * replicas;
+  return out;
+}
+
+std::string shapeKey(const ReplicaShape& s, int replicas, const std::string& same_label) {
+  std::string k = std::to_string(s.gpu_count) + "/" + std::to_string(s.gpu_milli) + "/" +
+                  std::to_string(s.cpus.milli()) + "/" + std::to_string(s.memory_bytes) + "/" +
+                  std::to_string(replicas) + "/" + same_label + "/";
+  for (const auto& t : s.gpu_types) k += t + ",";
+  k += "/";
+  for (const auto& [a, b] : s.node_selector) k += a + "=" + b + ",";
+  return k;
+}
+
+struct ShapeInfo {
+  ReplicaShape shape;
+  int replicas = 1;
+  std::string same_label;
+  ModelMask mask;  // cluster GPU models the selector accepts
+  std::vector<std::string> pinned;
+  bool failed_open = false;       // did not fit even with the reservation's resources
+  bool failed_blocked = false;    // did not fit around the reservation
+  std::optional<bool> fits_open;  // whether it fits the resources the reservation holds
+  std::optional<Timestamp> estimate;
+  std::string capacity_message;
 };
 
-std::vector<FreeNode> freeNodes(const ClusterSnapshot& cluster) {
-  std::vector<FreeNode> out;
-  out.reserve(cluster.nodes.size());
-  for (const auto& n : cluster.nodes) {
-    FreeNode f{&n.info, {}, n.info.cpus - n.used_cpus, n.info.memory_bytes - n.used_memory};
-    for (const auto& g : n.info.gpus) {
-      if (g.healthy && !n.gpu_used_milli.count(g.index)) f.free_gpus.insert(g.index);
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
-std::vector<int> matchingFree(const FreeNode& n, const Resources& r) {
-  std::vector<int> out;
-  for (const auto& g : n.info->gpus) {
-    if (n.free_gpus.count(g.index) && gpuModelMatches(r.gpu_types, g.model)) {
-      out.push_back(g.index);
-    }
-  }
-  return out;
-}
-
-std::int64_t countMatchingFree(const FreeNode& n, const Resources& r) {
-  if (r.gpu_types.empty()) return static_cast<std::int64_t>(n.free_gpus.size());
-  return static_cast<std::int64_t>(matchingFree(n, r).size());
-}
-
-bool fitsBesidesGpus(const FreeNode& n, const Resources& r) {
-  if (!r.cpus.isZero() && n.free_cpus < r.cpus) return false;
-  return r.memory_bytes <= 0 || n.free_memory >= r.memory_bytes;
-}
-
-// What one replica took from a node, to give it back if the gang fails.
-struct Taken {
-  FreeNode* node;
-  std::vector<int> gpus;
+struct QueueState {
+  std::string name;
+  int ledger = -1;
+  double weight = 1;
+  ResourceRate held;
+  DecayedUsage usage;
+  double share = 0;
+  std::vector<std::size_t> jobs;  // pending, in queue order
+  std::size_t next = 0;
+  int waiting = 0;  // positions handed out
 };
 
-void giveBack(const std::vector<Taken>& taken, const Resources& r) {
-  for (const auto& t : taken) {
-    t.node->free_gpus.insert(t.gpus.begin(), t.gpus.end());
-    if (!r.cpus.isZero()) t.node->free_cpus += r.cpus;
-    if (r.memory_bytes > 0) t.node->free_memory += r.memory_bytes;
+struct RunInfo {
+  const RunningJob* job = nullptr;
+  int queue = -1;   // QueueState index
+  int ledger = -1;  // ledger index
+  ReplicaShape shape;
+  std::vector<NodeChoice> choices;
+  ResourceAmounts amounts;
+  ResourceRate held;
+  bool victim = false;  // chosen in this pass
+};
+
+struct JobInfo {
+  const PendingJob* job = nullptr;
+  int queue = -1;
+  int ledger = -1;
+  int shape = -1;
+  ResourceAmounts request;
+};
+
+ResourceRate rateOf(const ReplicaShape& s, int replicas) {
+  ResourceRate r;
+  r.gpu = s.gpu_count == 0 ? 0 : static_cast<double>(s.totalGpuMilli() * replicas);
+  r.cpu = static_cast<double>(s.cpus.milli() * replicas);
+  r.memory = static_cast<double>(s.memory_bytes * replicas);
+  return r;
+}
+
+class Pass {
+ public:
+  Pass(const ClusterSnapshot& cluster, const QueueSnapshot& queues, const PolicyConfig& config,
+       Timestamp now, PlacementPolicy& policy, Rng& rng)
+      : cluster_(cluster),
+        queues_(queues),
+        config_(config),
+        now_(now),
+        policy_(policy),
+        rng_(rng),
+        state_(cluster),
+        ledger_(config.queues) {}
+
+  Decision run();
+
+ private:
+  void indexCluster();
+  int queueIndex(const std::string& name, const std::string& project);
+  void loadRunning();
+  void loadPending();
+  std::size_t nextJob();
+  void admit(std::size_t j);
+  void wait(std::size_t j, WaitReason reason, std::string message, Timestamp estimate = 0);
+  bool enoughFreeGpus(const ShapeInfo& s) const;
+  ResourceAmounts amountsOf(const std::vector<NodeChoice>& choices, const ReplicaShape& s,
+                            int replicas) const;
+  void take(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
+  void give(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
+  std::optional<std::vector<NodeChoice>> placeOpen(const ShapeInfo& s, bool keep);
+  void recompute(QueueState& q);
+  bool tryPreempt(std::size_t j);
+  void buildReleases();
+  Timestamp estimate(ShapeInfo& s);
+  // The reservation's hold on the state. It bypasses the free counters,
+  // which describe the state without it.
+  void hold() {
+    if (reservation_) takeAll(state_, reservation_->choices, reservedShape());
+  }
+  void lift() {
+    if (reservation_) giveAll(state_, reservation_->choices, reservedShape());
+  }
+  const ReplicaShape& reservedShape() const {
+    return shapes_[static_cast<std::size_t>(reserved_shape_)].shape;
+  }
+  void finish(Decision& d);
+
+  const ClusterSnapshot& cluster_;
+  const QueueSnapshot& queues_;
+  const PolicyConfig& config_;
+  Timestamp now_;
+  PlacementPolicy& policy_;
+  Rng& rng_;
+  ClusterState state_;
+  QuotaLedger ledger_;
+  ResourceRate capacity_;
+  std::unordered_map<std::string, std::size_t> node_index_;
+  std::set<std::string> models_;
+  std::vector<std::int64_t> free_by_model_;  // milli-GPU by model id, each GPU counted >= 0
+  std::vector<std::vector<std::string>> quota_keys_by_model_;  // "gpu:<key>" matching each model
+  std::vector<QueueState> qs_;
+  std::unordered_map<std::string, int> q_by_name_;
+  std::unordered_map<std::string, int> q_by_raw_;  // "queue\0project" as jobs give them
+  std::vector<RunInfo> running_;
+  std::vector<JobInfo> jobs_;
+  std::vector<ShapeInfo> shapes_;
+  Decision out_;
+  // Per waiting job, in order: its reason; messages are filled at the end.
+  struct Waiting {
+    std::size_t job;
+    WaitReason reason;
+    std::string message;
+    Timestamp estimate;
+  };
+  std::vector<Waiting> waiting_;
+  // Backfill.
+  int reservation_attempts_ = 0;
+  std::optional<Reservation> reservation_;
+  int reserved_shape_ = -1;
+  JobId reserved_job_;
+  std::vector<Release> releases_;
+  std::vector<Release> placed_releases_;
+  std::optional<ClusterState> future_;  // for estimates behind the reservation
+  int estimates_ = 0;
+  int preemption_attempts_ = 0;
+  std::vector<std::vector<std::size_t>> running_by_queue_;  // by QueueState index
+  // (queue, priority, shape) that found no victims: the cluster only fills
+  // up within a pass, so they would not find any later in it either.
+  std::set<std::tuple<int, int, int>> no_victims_;
+};
+
+void Pass::indexCluster() {
+  const auto& nodes = state_.nodes();
+  const auto& models = state_.gpuModels();
+  models_.insert(models.begin(), models.end());
+  free_by_model_.assign(models.size(), 0);
+  quota_keys_by_model_.resize(models.size());
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    for (const auto& k : ledger_.gpuModelKeys()) {
+      if (gpuModelMatches({k}, models[m])) quota_keys_by_model_[m].push_back("gpu:" + k);
+    }
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    node_index_[nodes[i].info->name] = i;
+    const NodeFree& n = nodes[i];
+    capacity_.cpu += static_cast<double>(n.info->cpus.milli());
+    capacity_.memory += static_cast<double>(n.info->memory_bytes);
+    for (std::size_t g = 0; g < n.gpu_free.size(); ++g) {
+      if (n.gpu_free[g] < 0) continue;
+      capacity_.gpu += 1000;
+      free_by_model_[static_cast<std::size_t>(n.gpu_model[g])] += n.gpu_free[g];
+    }
   }
 }
 
-// Places every replica or none; on success `nodes` holds the allocation.
-std::optional<std::vector<ReplicaPlacement>> placeGang(std::vector<FreeNode>& nodes,
-                                                       const Resources& r, int replicas) {
-  std::vector<ReplicaPlacement> out;
-  std::vector<Taken> taken;
-  const std::int64_t want = r.gpus.wholeUnits();
-  for (int i = 0; i < replicas; ++i) {
-    // Best fit: the node with the fewest matching free GPUs that still fit,
-    // then the fewest free CPUs, then the name, so big blocks stay whole.
-    FreeNode* best = nullptr;
-    std::int64_t best_free = 0;
-    for (auto& n : nodes) {
-      if (static_cast<std::int64_t>(n.free_gpus.size()) < want || !fitsBesidesGpus(n, r)) {
-        continue;
-      }
-      std::int64_t free = countMatchingFree(n, r);
-      if (free < want) continue;
-      if (!best || free < best_free || (free == best_free && n.free_cpus < best->free_cpus) ||
-          (free == best_free && n.free_cpus == best->free_cpus &&
-           n.info->name < best->info->name)) {
-        best = &n;
-        best_free = free;
-      }
-    }
-    if (!best) {
-      giveBack(taken, r);
-      return std::nullopt;
-    }
-    std::vector<int> candidates = matchingFree(*best, r);
-    ReplicaPlacement p{best->info->name, {}};
-    for (std::int64_t k = 0; k < want; ++k) {
-      p.gpus.push_back(candidates[k]);
-      best->free_gpus.erase(candidates[k]);
-    }
-    if (!r.cpus.isZero()) best->free_cpus -= r.cpus;
-    if (r.memory_bytes > 0) best->free_memory -= r.memory_bytes;
-    taken.push_back({best, p.gpus});
-    out.push_back(std::move(p));
+int Pass::queueIndex(const std::string& name, const std::string& project) {
+  // Thousands of jobs name the same few queues: one hash lookup each.
+  std::string raw = name;
+  raw += '\0';
+  raw += project;
+  auto seen = q_by_raw_.find(raw);
+  if (seen != q_by_raw_.end()) return seen->second;
+  int ledger = resolveQueue(ledger_, config_.queues, name, project);
+  std::string key = ledger >= 0 ? ledger_.config(ledger).name : name;
+  auto it = q_by_name_.find(key);
+  if (it != q_by_name_.end()) {
+    q_by_raw_.emplace(std::move(raw), it->second);
+    return it->second;
   }
+  QueueState q;
+  q.name = key;
+  q.ledger = ledger;
+  if (ledger >= 0) q.weight = ledger_.config(ledger).weight;
+  auto u = queues_.usage.find(key);
+  if (u != queues_.usage.end()) q.usage = u->second;
+  int index = static_cast<int>(qs_.size());
+  qs_.push_back(std::move(q));
+  q_by_name_[key] = index;
+  q_by_raw_.emplace(std::move(raw), index);
+  return index;
+}
+
+ResourceAmounts Pass::amountsOf(const std::vector<NodeChoice>& choices, const ReplicaShape& s,
+                                int replicas) const {
+  ResourceAmounts out;
+  const std::int64_t milli = s.gpu_count == 0 ? 0 : s.gpu_milli;
+  for (const auto& c : choices) {
+    const NodeFree& n = state_.nodes()[c.node];
+    for (int p : c.gpu_positions) {
+      out["gpu"] += milli;
+      const auto model = static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)]);
+      for (const auto& k : quota_keys_by_model_[model]) out[k] += milli;
+    }
+  }
+  if (!s.cpus.isZero()) out["cpu"] = s.cpus.milli() * replicas;
+  if (s.memory_bytes > 0) out["memory"] = s.memory_bytes * replicas;
   return out;
 }
+
+void Pass::loadRunning() {
+  running_.reserve(queues_.running.size());
+  for (const auto& r : queues_.running) {
+    RunInfo info;
+    info.job = &r;
+    info.queue = queueIndex(r.queue, r.project);
+    info.ledger = qs_[static_cast<std::size_t>(info.queue)].ledger;
+    info.shape = shapeOf(r.per_replica, {});
+    for (const auto& p : r.replicas) {
+      auto it = node_index_.find(p.node);
+      if (it == node_index_.end()) continue;  // a node that left: nothing to free there
+      NodeChoice c{it->second, {}};
+      const NodeInfo& n = *state_.nodes()[it->second].info;
+      for (int g : p.gpus) {
+        for (std::size_t pos = 0; pos < n.gpus.size(); ++pos) {
+          if (n.gpus[pos].index == g) c.gpu_positions.push_back(static_cast<int>(pos));
+        }
+      }
+      info.choices.push_back(std::move(c));
+    }
+    // The shape the choices were taken with: the share actually held.
+    if (!r.replicas.empty() && !r.replicas[0].gpus.empty()) {
+      info.shape.gpu_milli = r.replicas[0].gpu_milli;
+      info.shape.gpu_count = static_cast<int>(r.replicas[0].gpus.size());
+    }
+    const int replicas = static_cast<int>(r.replicas.size());
+    info.amounts = amountsOf(info.choices, info.shape, replicas);
+    info.held = rateOf(info.shape, replicas);
+    ledger_.add(info.ledger, info.amounts);
+    qs_[static_cast<std::size_t>(info.queue)].held += info.held;
+    running_.push_back(std::move(info));
+  }
+}
+
+void Pass::loadPending() {
+  std::unordered_map<std::string, int> shape_ids;
+  jobs_.reserve(queues_.pending.size());
+  for (const auto& p : queues_.pending) {
+    JobInfo j;
+    j.job = &p;
+    j.queue = queueIndex(p.queue, p.project);
+    j.ledger = qs_[static_cast<std::size_t>(j.queue)].ledger;
+    ReplicaShape shape = p.shape();
+    std::string key = shapeKey(shape, p.replicas, p.same_label);
+    auto it = shape_ids.find(key);
+    if (it == shape_ids.end()) {
+      ShapeInfo s;
+      s.shape = std::move(shape);
+      s.replicas = p.replicas;
+      s.same_label = p.same_label;
+      s.mask = state_.modelMask(s.shape);
+      s.pinned = pinnedModelKeys(s.shape.gpu_types, ledger_.gpuModelKeys(), models_);
+      it = shape_ids.emplace(key, static_cast<int>(shapes_.size())).first;
+      shapes_.push_back(std::move(s));
+    }
+    j.shape = it->second;
+    if (j.ledger >= 0) {
+      const ShapeInfo& s = shapes_[static_cast<std::size_t>(j.shape)];
+      j.request = requestAmounts(s.shape, s.replicas, s.pinned);
+    }
+    qs_[static_cast<std::size_t>(j.queue)].jobs.push_back(jobs_.size());
+    jobs_.push_back(std::move(j));
+  }
+  for (auto& q : qs_) {
+    std::stable_sort(q.jobs.begin(), q.jobs.end(), [&](std::size_t a, std::size_t b) {
+      const PendingJob& x = *jobs_[a].job;
+      const PendingJob& y = *jobs_[b].job;
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.submitted != y.submitted) return x.submitted < y.submitted;
+      return x.id < y.id;
+    });
+    recompute(q);
+  }
+}
+
+void Pass::recompute(QueueState& q) {
+  q.share = dominantShare(q.held, q.usage, capacity_, config_.fair_share_half_life, q.weight);
+}
+
+// The next job in order: highest priority at the head of a queue, then the
+// lowest share, then the oldest.
+std::size_t Pass::nextJob() {
+  int best = -1;
+  for (std::size_t i = 0; i < qs_.size(); ++i) {
+    const QueueState& q = qs_[i];
+    if (q.next >= q.jobs.size()) continue;
+    if (best < 0) {
+      best = static_cast<int>(i);
+      continue;
+    }
+    const QueueState& b = qs_[static_cast<std::size_t>(best)];
+    const PendingJob& x = *jobs_[q.jobs[q.next]].job;
+    const PendingJob& y = *jobs_[b.jobs[b.next]].job;
+    bool better = x.priority != y.priority     ? x.priority > y.priority
+                  : q.share != b.share         ? q.share < b.share
+                  : x.submitted != y.submitted ? x.submitted < y.submitted
+                                               : x.id < y.id;
+    if (better) best = static_cast<int>(i);
+  }
+  if (best < 0) return jobs_.size();
+  QueueState& q = qs_[static_cast<std::size_t>(best)];
+  return q.jobs[q.next++];
+}
+
+void Pass::take(const std::vector<NodeChoice>& choices, const ReplicaShape& s) {
+  for (const auto& c : choices) {
+    const NodeFree& n = state_.nodes()[c.node];
+    for (int p : c.gpu_positions) {
+      const int f = n.gpu_free[static_cast<std::size_t>(p)];
+      free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
+          std::max(0, f - s.gpu_milli) - std::max(0, f);
+    }
+    state_.take(c, s);
+  }
+}
+
+void Pass::give(const std::vector<NodeChoice>& choices, const ReplicaShape& s) {
+  for (auto it = choices.rbegin(); it != choices.rend(); ++it) {
+    const NodeFree& n = state_.nodes()[it->node];
+    for (int p : it->gpu_positions) {
+      const int f = n.gpu_free[static_cast<std::size_t>(p)];
+      free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
+          std::max(0, f + s.gpu_milli) - std::max(0, f);
+    }
+    state_.give(*it, s);
+  }
+}
+
+bool Pass::enoughFreeGpus(const ShapeInfo& s) const {
+  if (s.shape.gpu_count == 0) return true;
+  std::int64_t free = 0;
+  for (std::size_t m = 0; m < free_by_model_.size(); ++m) {
+    if (s.mask[m]) free += free_by_model_[m];
+  }
+  return free >= s.shape.totalGpuMilli() * s.replicas;
+}
+
+// Places on the state with the reservation's resources open again; keeps
+// the placement taken only when `keep`.
+std::optional<std::vector<NodeChoice>> Pass::placeOpen(const ShapeInfo& s, bool keep) {
+  lift();
+  auto placed = placeGang(state_, policy_, {s.shape, s.replicas, s.same_label}, rng_);
+  if (placed) {
+    // Undo through the state and redo through take() to keep the counters exact.
+    giveAll(state_, *placed, s.shape);
+    if (keep) take(*placed, s.shape);
+  }
+  hold();
+  return placed;
+}
+
+void Pass::wait(std::size_t j, WaitReason reason, std::string message, Timestamp estimate) {
+  waiting_.push_back({j, reason, std::move(message), estimate});
+}
+
+void Pass::buildReleases() {
+  releases_.clear();
+  for (const auto& r : running_) {
+    Release rel;
+    rel.shape = r.shape;
+    rel.choices = r.choices;
+    if (r.job->stopping || r.victim) {
+      rel.at = now_;
+    } else if (r.job->max_runtime > 0) {
+      rel.at = std::max(now_, r.job->started_at + r.job->max_runtime);
+    }
+    releases_.push_back(std::move(rel));
+  }
+  releases_.insert(releases_.end(), placed_releases_.begin(), placed_releases_.end());
+  sortReleases(releases_);
+}
+
+// When a job behind the reservation could start: on the future that
+// holds the reservation's resources from its start on.
+Timestamp Pass::estimate(ShapeInfo& s) {
+  if (s.estimate) return *s.estimate;
+  if (!future_ || estimates_ >= config_.estimate_depth) return 0;
+  ++estimates_;
+  auto r = reserve(*future_, releases_, {s.shape, s.replicas, s.same_label}, policy_, rng_, now_);
+  s.estimate = r ? r->start : 0;
+  return *s.estimate;
+}
+
+bool Pass::tryPreempt(std::size_t j) {
+  if (!config_.preemption || preemption_attempts_ >= config_.max_preemption_attempts) return false;
+  const JobInfo& job = jobs_[j];
+  const PendingJob& p = *job.job;
+  const ShapeInfo& s = shapes_[static_cast<std::size_t>(job.shape)];
+  const GangRequest gang{s.shape, s.replicas, s.same_label};
+  // Candidates: strictly lower priority in the same queue, or reclaim from
+  // cohort queues that borrow while this queue stays within nominal.
+  const bool may_reclaim = job.ledger >= 0 && !ledger_.config(job.ledger).cohort.empty() &&
+                           ledger_.withinNominal(job.ledger, job.request);
+  const auto memo = std::make_tuple(job.queue, p.priority, job.shape);
+  if (no_victims_.count(memo)) return false;
+  if (running_by_queue_.empty()) {
+    running_by_queue_.resize(qs_.size());
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      running_by_queue_[static_cast<std::size_t>(running_[i].queue)].push_back(i);
+    }
+  }
+  std::vector<std::size_t> stopping;
+  std::vector<std::size_t> cands;
+  auto consider = [&](std::size_t i, bool same_queue) {
+    const RunInfo& r = running_[i];
+    if (r.victim) return;
+    if (r.job->stopping) {
+      stopping.push_back(i);
+      return;
+    }
+    if (same_queue && r.job->priority >= p.priority) return;
+    VictimInfo v{r.job->id, r.job->priority, r.job->started_at, r.job->last_checkpoint_at,
+                 r.job->min_runtime};
+    if (!protectedByMinRuntime(v, now_)) cands.push_back(i);
+  };
+  for (std::size_t q = 0; q < qs_.size() && q < running_by_queue_.size(); ++q) {
+    const bool same = static_cast<int>(q) == job.queue;
+    const int ledger = qs_[q].ledger;
+    const bool cohort = may_reclaim && ledger >= 0 &&
+                        ledger_.config(ledger).cohort == ledger_.config(job.ledger).cohort;
+    for (std::size_t i : running_by_queue_[q]) {
+      if (same || cohort) {
+        consider(i, same);
+      } else if (running_[i].job->stopping && !running_[i].victim) {
+        stopping.push_back(i);
+      }
+    }
+  }
+  std::sort(stopping.begin(), stopping.end());
+  if (cands.empty() && stopping.empty()) {
+    no_victims_.insert(memo);
+    return false;
+  }
+  ++preemption_attempts_;
+  auto byStopOrder = [&](std::size_t a, std::size_t b) {
+    const RunningJob& x = *running_[a].job;
+    const RunningJob& y = *running_[b].job;
+    return stopsBefore({x.id, x.priority, x.started_at, x.last_checkpoint_at, x.min_runtime},
+                       {y.id, y.priority, y.started_at, y.last_checkpoint_at, y.min_runtime}, now_);
+  };
+  std::stable_sort(cands.begin(), cands.end(), byStopOrder);
+  // Reclaim victims count only while their queue borrows what this job needs.
+  {
+    std::vector<std::size_t> kept;
+    std::vector<std::size_t> removed;
+    for (std::size_t i : cands) {
+      const RunInfo& r = running_[i];
+      if (r.queue != job.queue) {
+        bool borrows = false;
+        for (const auto& [res, d] : job.request) {
+          if (d > 0 && ledger_.borrowing(r.ledger, res)) borrows = true;
+        }
+        if (!borrows) continue;
+      }
+      kept.push_back(i);
+      ledger_.remove(r.ledger, r.amounts);
+      removed.push_back(i);
+    }
+    for (std::size_t i : removed) ledger_.add(running_[i].ledger, running_[i].amounts);
+    cands = std::move(kept);
+  }
+  auto release = [&](std::size_t i) {
+    give(running_[i].choices, running_[i].shape);
+    ledger_.remove(running_[i].ledger, running_[i].amounts);
+  };
+  auto restore = [&](std::size_t i) {
+    take(running_[i].choices, running_[i].shape);
+    ledger_.add(running_[i].ledger, running_[i].amounts);
+  };
+  // Resources of jobs already stopping count as free: they must not cause
+  // more preemption.
+  for (std::size_t i : stopping) release(i);
+  // Whether the preemptor fits with what is released now.
+  auto fitsNow = [&]() {
+    if (ledger_.check(job.ledger, job.request)) return false;
+    auto placed = placeGang(state_, policy_, gang, rng_);
+    if (placed) giveAll(state_, *placed, s.shape);
+    return placed.has_value();
+  };
+  std::vector<std::size_t> victims;
+  bool ok = false;
+  if (!stopping.empty() && fitsNow()) {
+    ok = true;
+  } else if (!cands.empty()) {
+    VictimSearch search;
+    search.release = [&](std::size_t k) { release(cands[k]); };
+    search.restore = [&](std::size_t k) { restore(cands[k]); };
+    search.fits = fitsNow;
+    if (auto chosen = chooseVictims(cands.size(), search)) {
+      ok = true;
+      victims = std::move(*chosen);
+    }
+  }
+  if (!ok) {
+    for (auto it = stopping.rbegin(); it != stopping.rend(); ++it) restore(*it);
+    hold();
+    no_victims_.insert(memo);
+    return false;
+  }
+  // Hold what the preemptor will use: free the victims, take its place,
+  // then put the victims (still running) back on top, so nobody else in
+  // this pass is given those resources.
+  for (std::size_t k : victims) release(cands[k]);
+  auto placed = placeGang(state_, policy_, gang, rng_);
+  if (placed) {
+    giveAll(state_, *placed, s.shape);
+    take(*placed, s.shape);
+  }
+  for (auto it = victims.rbegin(); it != victims.rend(); ++it) restore(cands[*it]);
+  for (auto it = stopping.rbegin(); it != stopping.rend(); ++it) restore(*it);
+  hold();
+  // Victims leave: their quota and share pass to the preemptor now, so the
+  // next preemptor in this pass does not stop more for the same quota.
+  for (std::size_t k : victims) {
+    RunInfo& v = running_[cands[k]];
+    ledger_.remove(v.ledger, v.amounts);
+    qs_[static_cast<std::size_t>(v.queue)].held -= v.held;
+    recompute(qs_[static_cast<std::size_t>(v.queue)]);
+  }
+  if (placed) {
+    ResourceAmounts amounts = amountsOf(*placed, s.shape, s.replicas);
+    ledger_.add(job.ledger, amounts);
+    qs_[static_cast<std::size_t>(job.queue)].held += rateOf(s.shape, s.replicas);
+    recompute(qs_[static_cast<std::size_t>(job.queue)]);
+  }
+  int count = static_cast<int>(victims.size());
+  if (victims.empty()) {
+    // Waiting on jobs stopped earlier: those stopped for it, else those on
+    // the nodes it will use.
+    std::set<std::size_t> nodes;
+    if (placed) {
+      for (const auto& c : *placed) nodes.insert(c.node);
+    }
+    int mine = 0;
+    int there = 0;
+    for (std::size_t i : stopping) {
+      if (running_[i].job->preempted_by == p.id) ++mine;
+      for (const auto& c : running_[i].choices) {
+        if (nodes.count(c.node)) {
+          ++there;
+          break;
+        }
+      }
+    }
+    count = mine > 0 ? mine : std::max(there, 1);
+  }
+  for (std::size_t k : victims) {
+    RunInfo& v = running_[cands[k]];
+    v.victim = true;
+    std::string why;
+    if (v.queue == job.queue) {
+      why =
+          "higher priority " + std::to_string(p.priority) + " > " + std::to_string(v.job->priority);
+    } else {
+      why = "reclaim for " + describeOwner(ledger_.config(job.ledger));
+    }
+    out_.preemptions.push_back(
+        {v.job->id, p.id, "Preempted by job " + std::to_string(p.id.value()) + " (" + why + ")"});
+  }
+  wait(j, WaitReason::kPreempting, explainPreempting(count));
+  return true;
+}
+
+void Pass::admit(std::size_t j) {
+  JobInfo& job = jobs_[j];
+  const PendingJob& p = *job.job;
+  ShapeInfo& s = shapes_[static_cast<std::size_t>(job.shape)];
+  QueueState& q = qs_[static_cast<std::size_t>(job.queue)];
+  if (auto short_of = ledger_.check(job.ledger, job.request)) {
+    if (tryPreempt(j)) return;
+    wait(j, WaitReason::kQuota,
+         "Waiting: " + describeShortfall(ledger_.config(job.ledger), *short_of));
+    return;
+  }
+  const bool open = !reservation_ || endsBefore(now_, p.max_runtime, reservation_->start);
+  std::optional<std::vector<NodeChoice>> placed;
+  if (enoughFreeGpus(s) && !s.failed_open) {
+    if (open) {
+      placed = placeOpen(s, true);
+      if (!placed) s.failed_open = true;
+    } else if (!s.failed_blocked) {
+      auto g = placeGang(state_, policy_, {s.shape, s.replicas, s.same_label}, rng_);
+      if (g) {
+        giveAll(state_, *g, s.shape);
+        take(*g, s.shape);
+        placed = std::move(g);
+      } else {
+        s.failed_blocked = true;
+      }
+    }
+  } else {
+    s.failed_open = true;
+  }
+  if (placed) {
+    ResourceAmounts amounts = amountsOf(*placed, s.shape, s.replicas);
+    if (auto short_of = ledger_.check(job.ledger, amounts)) {
+      // The GPU model it landed on is over quota (an unpinned selector).
+      give(*placed, s.shape);
+      wait(j, WaitReason::kQuota,
+           "Waiting: " + describeShortfall(ledger_.config(job.ledger), *short_of));
+      return;
+    }
+    ledger_.add(job.ledger, amounts);
+    q.held += rateOf(s.shape, s.replicas);
+    recompute(q);
+    Placement out{p.id, {}};
+    for (const auto& c : *placed) out.replicas.push_back(state_.toPlacement(c, s.shape));
+    out_.placements.push_back(std::move(out));
+    Release rel;
+    rel.at = p.max_runtime > 0 ? now_ + p.max_runtime : 0;
+    rel.shape = s.shape;
+    rel.choices = std::move(*placed);
+    placed_releases_.push_back(std::move(rel));
+    return;
+  }
+  // Blocked by the reservation only?
+  if (reservation_ && !open && !s.failed_open) {
+    if (!s.fits_open) s.fits_open = placeOpen(s, false).has_value();
+    if (*s.fits_open) {
+      wait(j, WaitReason::kReserved, explainReserved(s.shape, s.replicas, reserved_job_),
+           estimate(s));
+      return;
+    }
+  }
+  if (tryPreempt(j)) return;
+  Timestamp start = 0;
+  if (config_.backfill && !reservation_ && reservation_attempts_ < 3) {
+    // EASY: the first job that cannot start holds its future resources.
+    ++reservation_attempts_;
+    buildReleases();
+    ClusterState future = state_;
+    auto r = reserve(future, releases_, {s.shape, s.replicas, s.same_label}, policy_, rng_, now_);
+    if (r) {
+      reservation_ = std::move(*r);
+      reserved_shape_ = job.shape;
+      reserved_job_ = p.id;
+      start = reservation_->start;
+      ReservationInfo info{p.id, start, {}};
+      for (const auto& c : reservation_->choices) {
+        info.replicas.push_back(state_.toPlacement(c, s.shape));
+      }
+      out_.reservation = std::move(info);
+      hold();
+      if (config_.estimate_depth > 0) {
+        // Later estimates see the reservation held from now until its job
+        // ends (never, without max_runtime).
+        future_.emplace(std::move(future));
+        takeAll(*future_, reservation_->choices, s.shape);
+        Release own;
+        own.at = start > 0 && p.max_runtime > 0 ? start + p.max_runtime : 0;
+        own.shape = s.shape;
+        own.choices = reservation_->choices;
+        releases_.push_back(std::move(own));
+        sortReleases(releases_);
+      }
+      wait(j, WaitReason::kCapacity, "", start);
+      return;
+    }
+  }
+  wait(j, WaitReason::kCapacity, "", reservation_ ? estimate(s) : 0);
+}
+
+void Pass::finish(Decision& d) {
+  // Messages describe what is really free: the reservation's hold is lifted.
+  lift();
+  for (auto& w : waiting_) {
+    const JobInfo& job = jobs_[w.job];
+    QueueState& q = qs_[static_cast<std::size_t>(job.queue)];
+    ShapeInfo& s = shapes_[static_cast<std::size_t>(job.shape)];
+    if (w.message.empty()) {
+      if (s.capacity_message.empty()) {
+        s.capacity_message = explainCapacity(state_, s.shape, s.replicas);
+      }
+      w.message = s.capacity_message;
+    }
+    Explanation e;
+    e.job = job.job->id;
+    e.position = ++q.waiting;
+    e.message = std::move(w.message);
+    e.estimated_start = w.estimate;
+    e.reason = w.reason;
+    e.queue = q.name;
+    d.waiting.push_back(std::move(e));
+  }
+}
+
+Decision Pass::run() {
+  indexCluster();
+  loadRunning();
+  loadPending();
+  for (std::size_t j = nextJob(); j < jobs_.size(); j = nextJob()) admit(j);
+  finish(out_);
+  return std::move(out_);
+}
+
+}  // namespace
+
+const char* waitReasonName(WaitReason r) {
+  switch (r) {
+    case WaitReason::kCapacity:
+      return "capacity";
+    case WaitReason::kQuota:
+      return "quota";
+    case WaitReason::kReserved:
+      return "reserved";
+    case WaitReason::kPreempting:
+      return "preempting";
+  }
+  return "capacity";
+}
+
+Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
+                  const PolicyConfig& config, Timestamp now, Rng& rng) {
+  std::unique_ptr<PlacementPolicy> owned;
+  PlacementPolicy* policy = config.placement;
+  if (!policy) {
+    owned = builtinBestFit();
+    policy = owned.get();
+  }
+  return Pass(cluster, queues, config, now, *policy, rng).run();
+}
+
+namespace {
 
 std::string gpuWord(std::int64_t n) { return n == 1 ? "GPU" : "GPUs"; }
 
@@ -117,66 +823,7 @@ std::string typeSuffix(const Resources& r) {
   return out;
 }
 
-// Why a job does not fit now, in words, naming the closest node.
-std::string explainWait(const std::vector<FreeNode>& nodes, const PendingJob& job) {
-  const Resources& r = job.per_replica;
-  std::string need;
-  if (job.replicas > 1) need = std::to_string(job.replicas) + " replicas of ";
-  std::int64_t g = r.gpus.wholeUnits();
-  if (nodes.empty()) return "Waiting: no nodes are available";
-  // Name the node with the most matching free GPUs.
-  const FreeNode* most = &nodes[0];
-  std::int64_t free = countMatchingFree(*most, r);
-  for (const auto& n : nodes) {
-    std::int64_t f = countMatchingFree(n, r);
-    if (f > free) {
-      most = &n;
-      free = f;
-    }
-  }
-  if (free < g) {
-    return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) + ", " +
-           std::to_string(free) + " free on node " + most->info->name;
-  }
-  if (!r.cpus.isZero() && most->free_cpus < r.cpus) {
-    return "Waiting: needs " + need + r.cpus.toString() + " CPUs, " + most->free_cpus.toString() +
-           " free on node " + most->info->name;
-  }
-  if (r.memory_bytes > 0 && most->free_memory < r.memory_bytes) {
-    return "Waiting: needs " + need + formatMemory(r.memory_bytes) + " memory, " +
-           formatMemory(std::max<std::int64_t>(0, most->free_memory)) + " free on node " +
-           most->info->name;
-  }
-  return "Waiting: needs " + need + std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
-         " per replica; not all replicas fit at once (" + std::to_string(free) + " free on node " +
-         most->info->name + ")";
-}
-
 }  // namespace
-
-Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
-                  const PolicyConfig& /*config*/, Timestamp /*now*/, Rng& /*rng*/) {
-  Decision d;
-  std::vector<const PendingJob*> order;
-  order.reserve(queues.pending.size());
-  for (const auto& p : queues.pending) order.push_back(&p);
-  std::stable_sort(order.begin(), order.end(), [](const PendingJob* a, const PendingJob* b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    if (a->submitted != b->submitted) return a->submitted < b->submitted;
-    return a->id < b->id;
-  });
-  std::vector<FreeNode> nodes = freeNodes(cluster);
-  int position = 0;
-  for (const PendingJob* job : order) {
-    auto placed = placeGang(nodes, job->per_replica, job->replicas);
-    if (placed) {
-      d.placements.push_back({job->id, std::move(*placed)});
-    } else {
-      d.waiting.push_back({job->id, ++position, explainWait(nodes, *job)});
-    }
-  }
-  return d;
-}
 
 Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
   // Capacity, not health: a job that needs a GPU that is unhealthy now
@@ -187,8 +834,13 @@ Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
     for (auto& g : state.info.gpus) g.healthy = true;
     empty.nodes.push_back(std::move(state));
   }
-  std::vector<FreeNode> free = freeNodes(empty);
-  if (placeGang(free, spec.resources, spec.replicas)) return Status::ok();
+  {
+    ClusterState free(empty);
+    auto policy = builtinBestFit();
+    Rng rng(0);
+    GangRequest gang{shapeOf(spec.resources, spec.node_selector), spec.replicas, spec.same_label};
+    if (placeGang(free, *policy, gang, rng)) return Status::ok();
+  }
 
   const Resources& r = spec.resources;
   std::int64_t g = r.gpus.wholeUnits();
@@ -204,7 +856,7 @@ Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
     largest = std::max(largest, count);
     matching += count;
   }
-  if (!r.gpu_types.empty() && matching == 0 && g > 0) {
+  if (!r.gpu_types.empty() && matching == 0 && !r.gpus.isZero()) {
     std::string have;
     for (const auto& m : models) have += (have.empty() ? "" : ", ") + m;
     return Status::infeasible("no node has GPUs" + typeSuffix(r) +
@@ -232,11 +884,110 @@ Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes) {
                                   " per replica; the largest node has " + formatMemory(max_mem),
                               "resources.memory");
   }
+  if (!spec.node_selector.empty()) {
+    bool any = false;
+    for (const auto& n : nodes) {
+      bool ok = true;
+      for (const auto& [k, v] : spec.node_selector) {
+        auto it = n.labels.find(k);
+        if (it == n.labels.end() || it->second != v) ok = false;
+      }
+      any = any || ok;
+    }
+    if (!any) return Status::infeasible("no node has all the labels asked for", "node_selector");
+  }
+  if (!spec.same_label.empty() && spec.replicas > 1) {
+    return Status::infeasible("needs " + std::to_string(spec.replicas) + " replicas of " +
+                                  std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
+                                  " on nodes sharing one value of label " + spec.same_label +
+                                  "; no such group of nodes is large enough",
+                              "same_label");
+  }
   return Status::infeasible("needs " + std::to_string(spec.replicas) + " replicas of " +
                                 std::to_string(g) + " " + gpuWord(g) + typeSuffix(r) +
                                 "; the cluster has " + std::to_string(matching) +
                                 " such GPUs in all",
                             "replicas");
+}
+
+Status checkQuota(const JobSpec& spec, const PolicyConfig& config,
+                  const std::vector<NodeInfo>& nodes) {
+  QuotaLedger ledger(config.queues);
+  int q = resolveQueue(ledger, config.queues, spec.queue, spec.project);
+  if (q < 0) return Status::ok();
+  std::set<std::string> models;
+  for (const auto& n : nodes) {
+    for (const auto& g : n.gpus) models.insert(g.model);
+  }
+  ReplicaShape shape = shapeOf(spec.resources, spec.node_selector);
+  ResourceAmounts demand = requestAmounts(
+      shape, spec.replicas, pinnedModelKeys(shape.gpu_types, ledger.gpuModelKeys(), models));
+  const QueueConfig& queue = ledger.config(q);
+  for (const auto& [res, amount] : demand) {
+    auto ceiling = ledger.ceiling(q, res);
+    if (!ceiling || amount <= *ceiling) continue;
+    const Quota& quota = queue.quotas.at(res);
+    std::int64_t borrow = *ceiling - quota.nominal;
+    std::string limit = "nominal " + formatAmount(res, quota.nominal);
+    if (quota.borrowing_limit && *quota.borrowing_limit == borrow) {
+      limit += " + borrowing_limit " + formatAmount(res, borrow);
+    } else if (borrow > 0) {
+      limit += " + " + formatAmount(res, borrow) + " the cohort " + queue.cohort + " can lend";
+    }
+    std::string field = res == "cpu"      ? "resources.cpus"
+                        : res == "memory" ? "resources.memory"
+                                          : "resources.gpus";
+    std::string what = formatAmount(res, amount) + " " + resourceNoun(res);
+    if (res == "memory") what = formatAmount(res, amount) + " of memory";
+    return Status::infeasible("needs " + what + " in all; " + describeOwner(queue) +
+                                  " can hold at most " + formatAmount(res, *ceiling) + " (" +
+                                  limit + ")",
+                              field);
+  }
+  return Status::ok();
+}
+
+PendingJob pendingJobOf(const Job& job) {
+  PendingJob p{job.id, job.spec.priority, job.created_at, job.spec.resources, job.spec.replicas};
+  p.queue = job.spec.queue;
+  p.project = job.spec.project;
+  p.user = job.user;
+  p.node_selector = job.spec.node_selector;
+  p.same_label = job.spec.same_label;
+  p.max_runtime = job.spec.max_runtime;
+  p.min_runtime = job.spec.min_runtime;
+  return p;
+}
+
+RunningJob runningJobOf(const Job& job, const Attempt& attempt) {
+  RunningJob r;
+  r.id = job.id;
+  r.queue = job.spec.queue;
+  r.project = job.spec.project;
+  r.priority = job.spec.priority;
+  r.per_replica = job.spec.resources;
+  r.replicas = attempt.replicas;
+  r.started_at = attempt.started_at > 0 ? attempt.started_at : attempt.created_at;
+  r.max_runtime = job.spec.max_runtime;
+  r.min_runtime = job.spec.min_runtime;
+  r.stopping = job.preempt_requested_at > 0 || job.cancel_requested_at > 0;
+  r.preempted_by = job.preempted_by;
+  return r;
+}
+
+std::map<std::string, ResourceRate> heldByQueue(const std::vector<RunningJob>& running) {
+  std::map<std::string, ResourceRate> out;
+  for (const auto& r : running) {
+    ResourceRate rate;
+    for (const auto& p : r.replicas) {
+      rate.gpu += static_cast<double>(p.gpu_milli) * static_cast<double>(p.gpus.size());
+    }
+    const auto n = static_cast<double>(r.replicas.size());
+    rate.cpu = static_cast<double>(r.per_replica.cpus.milli()) * n;
+    rate.memory = static_cast<double>(r.per_replica.memory_bytes) * n;
+    out[r.queue.empty() ? r.project : r.queue] += rate;
+  }
+  return out;
 }
 
 }  // namespace ty

@@ -1,17 +1,38 @@
 // The scheduler core: a pure function from a snapshot to a Decision.
 //
-// Algorithm (first version): pending jobs in order of priority (high
-// first), then submission order. Each job is a gang: all replicas are
-// placed in one pass or none are. Whole GPUs, best fit: a replica goes to
-// the node whose free GPUs of a matching model are fewest but enough, so
-// large free blocks stay whole. A job that cannot be placed now gets an
-// explanation in words; jobs behind it may still start if they fit (no
-// reservation yet: that comes with backfill).
+// One pass, in order:
+//  1. Accounting. Running jobs are charged to their queues' quota (see
+//     queue.h) and to their current holdings for fair share.
+//  2. Order. Pending jobs go by priority (high first), then by their queue's
+//     weighted dominant share (fair_share.h: current holdings plus usage
+//     decayed with a half-life, lowest first), then by submission time. The
+//     share is updated as the pass admits jobs, so equal queues alternate.
+//  3. Admission, job by job in that order: the quota check (usage within
+//     nominal plus what the cohort may lend), then a gang placement through
+//     the placement policy (gang.h: all replicas or none, fewest nodes,
+//     same_label). Cheap filters skip jobs that cannot fit: the free GPU
+//     count per model, and shapes that already failed in this pass (the
+//     cluster only fills up within a pass).
+//  4. Preemption (preemption.h), for a job refused by quota or capacity: by
+//     strictly higher priority inside its queue, or reclaim of quota that
+//     cohort queues borrow, never a job younger than its min_runtime, the
+//     fewest victims that let it fit. The preemptor is not placed in this
+//     pass; what it will use is held for it. A job that fits once jobs
+//     already stopping are gone waits for them instead of preempting more.
+//  5. Backfill (backfill.h, EASY): the first job that still cannot start
+//     gets a reservation at the time running jobs' max_runtime frees enough
+//     for it; jobs behind it start only if they end before that time or
+//     keep off the reserved nodes and GPUs.
+//  6. Explanation: every waiting job gets a reason in words, its position
+//     in its queue and, where the running jobs' ends allow, a start estimate.
 //
-// Same input, same Decision: no clock, thread, file or socket.
+// Same input, same Decision: no clock, thread, file or socket. See
+// docs/scheduling.md for the rules and the systems they follow.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,25 +41,71 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "core/cluster.h"
+#include "core/fair_share.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "core/placement.h"
+#include "core/queue.h"
 
 namespace ty {
 
+// A job waiting to be placed. The first five fields are the ones every
+// caller sets; the rest default to "no constraint".
 struct PendingJob {
   JobId id;
   int priority = 0;
   Timestamp submitted = 0;
   Resources per_replica;
   int replicas = 1;
+  // Default member initializers everywhere below, so that callers setting
+  // only the first five fields stay warning-free.
+  std::string queue{};    // queue name; empty: the first queue of `project`
+  std::string project{};  // used when `queue` is empty or unknown
+  std::string user{};
+  std::map<std::string, std::string> node_selector{};
+  std::string same_label{};    // replicas on nodes sharing this label's value
+  DurationMs max_runtime = 0;  // 0: unlimited; a job with one may be backfilled
+  DurationMs min_runtime = 0;  // carried to the running job: not preempted before
+  ReplicaShape shape() const { return shapeOf(per_replica, node_selector); }
+};
+
+// A job holding resources. Its placements must also be counted as used in
+// the ClusterSnapshot; this list says whose they are and how long they last.
+struct RunningJob {
+  JobId id;
+  std::string queue;
+  std::string project;
+  int priority = 0;
+  Resources per_replica;
+  std::vector<ReplicaPlacement> replicas;
+  Timestamp started_at = 0;
+  DurationMs max_runtime = 0;        // 0: runs until it ends by itself
+  DurationMs min_runtime = 0;        // not a victim before started_at + min_runtime
+  Timestamp last_checkpoint_at = 0;  // 0: none; work since then is lost when stopped
+  bool stopping = false;             // a stop was sent (preemption, cancel, timeout)
+  JobId preempted_by;                // the preemptor when it stops for one; 0 otherwise
 };
 
 struct QueueSnapshot {
-  std::vector<PendingJob> pending;
+  std::vector<PendingJob> pending{};
+  std::vector<RunningJob> running{};
+  // Decayed past usage by queue name (fair_share.h); missing: none.
+  std::map<std::string, DecayedUsage> usage{};
 };
 
 struct PolicyConfig {
-  // Reserved for the policies the scheduler issue adds.
+  // Chooses nodes for replicas. Not owned; must outlive the call. Null: a
+  // built-in best-fit.
+  PlacementPolicy* placement = nullptr;
+  std::vector<QueueConfig> queues;                           // none: every job is unlimited
+  DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;  // Slurm's default
+  bool backfill = true;
+  bool preemption = true;
+  // Waiting jobs per pass that may look for victims (each try costs a few
+  // placement attempts over the cluster).
+  int max_preemption_attempts = 32;
+  // Waiting jobs behind the reservation that get a start estimate.
+  int estimate_depth = 4;
 };
 
 struct Placement {
@@ -46,15 +113,44 @@ struct Placement {
   std::vector<ReplicaPlacement> replicas;
 };
 
+enum class WaitReason {
+  kCapacity,    // no nodes hold it now
+  kQuota,       // its queue's quota is used up
+  kReserved,    // would fit, but backfill holds the resources for an earlier job
+  kPreempting,  // victims are stopping for it
+};
+const char* waitReasonName(WaitReason r);
+
 struct Explanation {
   JobId job;
-  int position = 0;     // 1-based place among waiting jobs
-  std::string message;  // "Waiting: needs 4 GPUs, 2 free on node local"
+  int position = 0;               // 1-based place among the waiting jobs of its queue
+  std::string message;            // "Waiting: needs 4 GPUs, 2 free on node local"
+  Timestamp estimated_start = 0;  // 0: unknown
+  WaitReason reason = WaitReason::kCapacity;
+  std::string queue;
+};
+
+// A running job to stop so that `preemptor` can run. The caller stops the
+// whole job (every replica), marks it stopping in later snapshots (with
+// preempted_by) and requeues it.
+struct Preemption {
+  JobId victim;
+  JobId preemptor;
+  std::string message;  // "Preempted by job 12 (reclaim for project vision)"
+};
+
+// The backfill reservation of this pass, for display and the simulator.
+struct ReservationInfo {
+  JobId job;
+  Timestamp start = 0;  // 0: unknown
+  std::vector<ReplicaPlacement> replicas;
 };
 
 struct Decision {
-  std::vector<Placement> placements;
-  std::vector<Explanation> waiting;
+  std::vector<Placement> placements;  // start these now
+  std::vector<Explanation> waiting;   // in scheduling order
+  std::vector<Preemption> preemptions;
+  std::optional<ReservationInfo> reservation;
 };
 
 Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
@@ -64,5 +160,22 @@ Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
 // nodes. Returns Infeasible naming the field ("resources.gpus: needs 16
 // GPUs; the largest node has 8") otherwise.
 Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes);
+
+// Whether the job's queue could ever admit it: Infeasible naming the field
+// when it asks for more than the queue's nominal plus what it may borrow
+// ("resources.gpus: needs 16 A100 GPUs in all; queue vision can hold at
+// most 12 (nominal 8 + borrowing_limit 4)"). A job that merely has to wait
+// is accepted; the pass explains why it waits.
+Status checkQuota(const JobSpec& spec, const PolicyConfig& config,
+                  const std::vector<NodeInfo>& nodes);
+
+// Snapshot entries from the job model, for callers that keep Jobs. A
+// running job is stopping once a preemption or cancel was requested; the
+// model has no checkpoint time yet, so last_checkpoint_at stays 0.
+PendingJob pendingJobOf(const Job& job);
+RunningJob runningJobOf(const Job& job, const Attempt& attempt);
+
+// What each queue holds now, for accumulateUsage() between passes.
+std::map<std::string, ResourceRate> heldByQueue(const std::vector<RunningJob>& running);
 
 }  // namespace ty

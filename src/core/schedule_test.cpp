@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 namespace ty {
 namespace {
 
@@ -27,7 +30,9 @@ PendingJob job(std::int64_t id, int gpus, int priority = 0, int replicas = 1) {
 
 Decision run(const ClusterSnapshot& c, const std::vector<PendingJob>& pending) {
   Rng rng(1);
-  return schedule(c, QueueSnapshot{pending}, PolicyConfig{}, 0, rng);
+  QueueSnapshot q;
+  q.pending = pending;
+  return schedule(c, q, PolicyConfig{}, 0, rng);
 }
 
 TEST(Schedule, PlacesByPriorityThenSubmitOrder) {
@@ -60,7 +65,11 @@ TEST(Schedule, ExplainsInWords) {
 }
 
 TEST(Schedule, BestFitKeepsLargeBlocksWhole) {
-  ClusterSnapshot c{{{node("big", 8), {}, {}, 0}, {node("small", 8), {{0, 1000}, {1, 1000}, {2, 1000}, {3, 1000}, {4, 1000}, {5, 1000}}, {}, 0}}};
+  ClusterSnapshot c{{{node("big", 8), {}, {}, 0},
+                     {node("small", 8),
+                      {{0, 1000}, {1, 1000}, {2, 1000}, {3, 1000}, {4, 1000}, {5, 1000}},
+                      {},
+                      0}}};
   Decision d = run(c, {job(1, 2), job(2, 8)});
   ASSERT_EQ(d.placements.size(), 2u);
   EXPECT_EQ(d.placements[0].replicas[0].node, "small");
@@ -167,6 +176,500 @@ TEST(Feasible, GangLargerThanTheCluster) {
   Status st = checkFeasible(s, {node("local", 4)});
   EXPECT_EQ(st.code(), StatusCode::kInfeasible);
   EXPECT_EQ(st.field(), "replicas");
+}
+
+// ---- Queues, quota, fair share, backfill and preemption ----
+
+constexpr DurationMs kMinute = 60'000;
+
+PendingJob queued(std::int64_t id, const std::string& queue, int gpus, int priority = 0,
+                  DurationMs max_runtime = 0) {
+  PendingJob p = job(id, gpus, priority);
+  p.queue = queue;
+  p.max_runtime = max_runtime;
+  return p;
+}
+
+QueueConfig gpuQueue(const std::string& name, const std::string& cohort, Quota gpu,
+                     const std::string& resource = "gpu") {
+  QueueConfig q;
+  q.name = name;
+  q.project = name;
+  q.cohort = cohort;
+  q.quotas[resource] = gpu;
+  return q;
+}
+
+// A small cluster that runs decisions: placements start, preempted jobs
+// stop by the next pass and go back to the queue, time moves on.
+struct Sim {
+  std::vector<NodeInfo> nodes;
+  std::vector<PendingJob> pending;
+  std::vector<RunningJob> running;
+  std::map<JobId, PendingJob> specs;
+  PolicyConfig config;
+  Timestamp now = 0;
+  Rng rng{7};
+  int preemptions = 0;
+
+  void submit(PendingJob p) {
+    specs[p.id] = p;
+    pending.push_back(std::move(p));
+  }
+  ClusterSnapshot snapshot() const {
+    ClusterSnapshot c;
+    for (const auto& n : nodes) c.nodes.push_back({n, {}, Quantity(), 0});
+    for (const auto& r : running) {
+      for (const auto& p : r.replicas) {
+        for (auto& n : c.nodes) {
+          if (n.info.name != p.node) continue;
+          for (int g : p.gpus) n.gpu_used_milli[g] += p.gpu_milli;
+        }
+      }
+    }
+    return c;
+  }
+  QueueSnapshot queues() const {
+    QueueSnapshot q;
+    q.pending = pending;
+    q.running = running;
+    return q;
+  }
+  Decision pass() { return schedule(snapshot(), queues(), config, now, rng); }
+  // One pass, then `dt` of time in which stopped jobs exit.
+  Decision step(DurationMs dt = kMinute) {
+    Decision d = pass();
+    for (const auto& p : d.placements) {
+      const PendingJob& spec = specs.at(p.job);
+      RunningJob r;
+      r.id = spec.id;
+      r.queue = spec.queue;
+      r.priority = spec.priority;
+      r.per_replica = spec.per_replica;
+      r.replicas = p.replicas;
+      r.started_at = now;
+      r.max_runtime = spec.max_runtime;
+      r.min_runtime = spec.min_runtime;
+      running.push_back(r);
+      pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                   [&](const PendingJob& x) { return x.id == p.job; }),
+                    pending.end());
+    }
+    for (const auto& pre : d.preemptions) {
+      ++preemptions;
+      for (auto& r : running) {
+        if (r.id == pre.victim) {
+          EXPECT_FALSE(r.stopping) << "job " << r.id.value() << " preempted twice";
+          r.stopping = true;
+          r.preempted_by = pre.preemptor;
+        }
+      }
+    }
+    now += dt;
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->stopping) {
+        pending.push_back(specs.at(it->id));
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return d;
+  }
+  int runningIn(const std::string& queue) const {
+    int n = 0;
+    for (const auto& r : running) n += r.queue == queue ? 1 : 0;
+    return n;
+  }
+};
+
+const Explanation* findWaiting(const Decision& d, std::int64_t id) {
+  for (const auto& w : d.waiting) {
+    if (w.job == JobId(id)) return &w;
+  }
+  return nullptr;
+}
+
+TEST(Queues, QuotaWaitSaysWhyInWords) {
+  Sim s;
+  s.nodes = {node("a", 16)};
+  s.config.queues = {gpuQueue("vision", "lab", Quota::units(8, 4), "gpu:A100"),
+                     gpuQueue("nlp", "lab", Quota::units(8), "gpu:A100")};
+  for (int i = 1; i <= 10; ++i) {
+    PendingJob p = queued(i, "vision", 1);
+    p.per_replica.gpu_types = {"A100"};
+    s.submit(p);
+  }
+  s.step();
+  EXPECT_EQ(s.runningIn("vision"), 10);
+  PendingJob big = queued(20, "vision", 4);
+  big.per_replica.gpu_types = {"A100"};
+  s.submit(big);
+  Decision d = s.step();
+  const Explanation* w = findWaiting(d, 20);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason, WaitReason::kQuota);
+  EXPECT_EQ(w->message,
+            "Waiting: project vision uses 10 of 8 nominal A100 GPUs; borrowing 2 of 4 allowed; "
+            "needs 4 A100 GPUs, waiting for 2 of its own to be released");
+  EXPECT_EQ(w->position, 1);
+}
+
+TEST(Queues, SubmitRejectsWhatTheQueueCanNeverHold) {
+  PolicyConfig config;
+  config.queues = {gpuQueue("vision", "lab", Quota::units(8, 4), "gpu:A100"),
+                   gpuQueue("nlp", "lab", Quota::units(8), "gpu:A100")};
+  JobSpec s;
+  s.command = {"true"};
+  s.queue = "vision";
+  s.resources.gpus = Quantity::whole(8);
+  s.resources.gpu_types = {"A100"};
+  s.replicas = 2;
+  std::vector<NodeInfo> nodes = {node("a", 8), node("b", 8)};
+  Status st = checkQuota(s, config, nodes);
+  EXPECT_EQ(st.code(), StatusCode::kInfeasible);
+  EXPECT_EQ(st.field(), "resources.gpus");
+  EXPECT_EQ(st.message(),
+            "needs 16 A100 GPUs in all; project vision can hold at most 12 (nominal 8 + "
+            "borrowing_limit 4)");
+  s.replicas = 1;
+  EXPECT_TRUE(checkQuota(s, config, nodes).isOk());
+  // The project's queue is found when the job names none.
+  s.queue.clear();
+  s.project = "vision";
+  s.replicas = 2;
+  EXPECT_EQ(checkQuota(s, config, nodes).code(), StatusCode::kInfeasible);
+  s.project = "other";
+  EXPECT_TRUE(checkQuota(s, config, nodes).isOk());
+}
+
+TEST(Queues, PositionsCountWithinEachQueue) {
+  ClusterSnapshot c{{{node("a", 1), {}, {}, 0}}};
+  QueueSnapshot q;
+  q.pending = {queued(1, "x", 1), queued(2, "y", 1), queued(3, "x", 1), queued(4, "y", 1)};
+  Rng rng(1);
+  Decision d = schedule(c, q, PolicyConfig{}, 0, rng);
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(1));
+  EXPECT_EQ(findWaiting(d, 2)->position, 1);
+  EXPECT_EQ(findWaiting(d, 3)->position, 1);
+  EXPECT_EQ(findWaiting(d, 4)->position, 2);
+  EXPECT_EQ(findWaiting(d, 3)->queue, "x");
+}
+
+TEST(FairShareOrder, LowerShareGoesFirstAmongEqualPriorities) {
+  ClusterSnapshot c{{{node("a", 2), {}, {}, 0}}};
+  QueueSnapshot q;
+  q.pending = {queued(1, "heavy", 1), queued(2, "heavy", 1), queued(3, "light", 1),
+               queued(4, "light", 1)};
+  // heavy used the whole cluster for a long time.
+  q.usage["heavy"] = accumulateUsage({}, {2000, 0, 0}, 24 * 60 * kMinute, 60 * kMinute);
+  PolicyConfig config;
+  config.fair_share_half_life = 60 * kMinute;
+  Rng rng(1);
+  Decision d = schedule(c, q, config, 0, rng);
+  ASSERT_EQ(d.placements.size(), 2u);
+  EXPECT_EQ(d.placements[0].job, JobId(3));
+  EXPECT_EQ(d.placements[1].job, JobId(4));
+  // Priority still comes first.
+  q.pending[0].priority = 1;
+  d = schedule(c, q, config, 0, rng);
+  EXPECT_EQ(d.placements[0].job, JobId(1));
+}
+
+TEST(FairShareOrder, EqualQueuesAlternateWithinAPass) {
+  ClusterSnapshot c{{{node("a", 4), {}, {}, 0}}};
+  QueueSnapshot q;
+  q.pending = {queued(1, "x", 1), queued(2, "x", 1), queued(3, "x", 1),
+               queued(4, "y", 1), queued(5, "y", 1), queued(6, "y", 1)};
+  Rng rng(1);
+  Decision d = schedule(c, q, PolicyConfig{}, 0, rng);
+  std::vector<std::int64_t> ids;
+  for (const auto& p : d.placements) ids.push_back(p.job.value());
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 4, 2, 5}));
+}
+
+TEST(FairShareOrder, NeverPreemptsByItself) {
+  Sim s;
+  s.nodes = {node("a", 2)};
+  s.submit(queued(1, "x", 1));
+  s.submit(queued(2, "x", 1));
+  s.step();
+  s.submit(queued(3, "y", 1));
+  for (int i = 0; i < 5; ++i) s.step();
+  EXPECT_EQ(s.preemptions, 0);
+  EXPECT_EQ(s.runningIn("x"), 2);
+}
+
+// Backfill: node a has 8 GPUs, 6 held until t=100 by a job with max_runtime.
+Sim backfillSim() {
+  Sim s;
+  s.nodes = {node("a", 8)};
+  RunningJob r;
+  r.id = JobId(100);
+  r.queue = "q";
+  r.priority = 10;  // out of reach of preemption
+  r.per_replica.gpus = Quantity::whole(6);
+  r.replicas = {{"a", {0, 1, 2, 3, 4, 5}, 1000}};
+  r.started_at = 0;
+  r.max_runtime = 100;
+  s.running.push_back(r);
+  s.now = 10;
+  return s;
+}
+
+TEST(Backfill, ShortJobsStartAheadOfTheReservationLongOnesWait) {
+  Sim s = backfillSim();
+  s.submit(queued(1, "q", 8, /*priority=*/5));
+  s.submit(queued(2, "q", 2, 0, /*max_runtime=*/0));
+  s.submit(queued(3, "q", 2, 0, /*max_runtime=*/91));
+  s.submit(queued(4, "q", 2, 0, /*max_runtime=*/90));
+  Decision d = s.pass();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(4));
+  ASSERT_TRUE(d.reservation);
+  EXPECT_EQ(d.reservation->job, JobId(1));
+  EXPECT_EQ(d.reservation->start, 100);
+  const Explanation* big = findWaiting(d, 1);
+  EXPECT_EQ(big->estimated_start, 100);
+  EXPECT_EQ(big->message, "Waiting: needs 8 GPUs, 0 free on node a");
+  const Explanation* no_limit = findWaiting(d, 2);
+  EXPECT_EQ(no_limit->reason, WaitReason::kReserved);
+  EXPECT_EQ(no_limit->message,
+            "Waiting: needs 2 GPUs; the free ones are reserved by backfill for job 1, first in "
+            "line");
+  // Job 3 would end one millisecond after the reservation's start.
+  EXPECT_EQ(findWaiting(d, 3)->reason, WaitReason::kReserved);
+  // After the reservation job 1 holds all 8 GPUs and has no max_runtime.
+  EXPECT_EQ(findWaiting(d, 3)->estimated_start, 0);
+}
+
+TEST(Backfill, JobsOffTheReservedResourcesStartEvenWithoutMaxRuntime) {
+  Sim s = backfillSim();
+  s.nodes.push_back(node("b", 2));
+  s.submit(queued(1, "q", 8, 5));
+  s.submit(queued(2, "q", 2));
+  Decision d = s.pass();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(2));
+  EXPECT_EQ(d.placements[0].replicas[0].node, "b");
+}
+
+TEST(Backfill, AReservationWithUnknownStartHoldsItsResources) {
+  Sim s = backfillSim();
+  s.running[0].max_runtime = 0;
+  s.submit(queued(1, "q", 8, 5));
+  s.submit(queued(2, "q", 2, 0, 5));
+  Decision d = s.pass();
+  EXPECT_TRUE(d.placements.empty());
+  ASSERT_TRUE(d.reservation);
+  EXPECT_EQ(d.reservation->start, 0);
+  EXPECT_EQ(findWaiting(d, 1)->estimated_start, 0);
+  EXPECT_EQ(findWaiting(d, 2)->reason, WaitReason::kReserved);
+}
+
+TEST(Backfill, CanBeTurnedOff) {
+  Sim s = backfillSim();
+  s.config.backfill = false;
+  s.submit(queued(1, "q", 8, 5));
+  s.submit(queued(2, "q", 2));
+  Decision d = s.pass();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_FALSE(d.reservation);
+}
+
+TEST(Backfill, JobsBehindTheReservationGetAnEstimate) {
+  Sim s = backfillSim();
+  RunningJob r = s.running[0];
+  r.id = JobId(101);
+  r.per_replica.gpus = Quantity::whole(2);
+  r.replicas = {{"a", {6, 7}, 1000}};
+  r.max_runtime = 300;
+  s.running.push_back(r);
+  s.submit(queued(1, "q", 6, 5, /*max_runtime=*/1000));
+  s.submit(queued(2, "q", 2));
+  s.submit(queued(3, "q", 4));
+  Decision d = s.pass();
+  EXPECT_EQ(findWaiting(d, 1)->estimated_start, 100);
+  // Job 1 holds 6 of the 8 GPUs from 100 to 1100: job 2 fits in the two
+  // job 101 frees at 300, job 3 only once job 1 is over.
+  EXPECT_EQ(findWaiting(d, 2)->estimated_start, 300);
+  EXPECT_EQ(findWaiting(d, 3)->estimated_start, 1100);
+}
+
+TEST(Preemption, HigherPriorityStopsLowerPriorityOfTheSameQueue) {
+  Sim s;
+  s.nodes = {node("a", 4)};
+  s.submit(queued(1, "q", 2, 0));
+  s.submit(queued(2, "q", 2, 1));
+  s.step();
+  s.submit(queued(3, "q", 2, 10));
+  Decision d = s.step();
+  ASSERT_EQ(d.preemptions.size(), 1u);
+  EXPECT_EQ(d.preemptions[0].victim, JobId(1));
+  EXPECT_EQ(d.preemptions[0].preemptor, JobId(3));
+  EXPECT_EQ(d.preemptions[0].message, "Preempted by job 3 (higher priority 10 > 0)");
+  EXPECT_TRUE(d.placements.empty());
+  EXPECT_EQ(findWaiting(d, 3)->reason, WaitReason::kPreempting);
+  EXPECT_EQ(findWaiting(d, 3)->message, "Waiting for 1 preempted job to stop");
+  d = s.step();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(3));
+  EXPECT_EQ(s.preemptions, 1);
+}
+
+TEST(Preemption, OnlyStrictlyHigherPriorityAndNeverAcrossQueues) {
+  Sim s;
+  s.nodes = {node("a", 2)};
+  s.submit(queued(1, "q", 2, 5));
+  s.step();
+  s.submit(queued(2, "q", 2, 5));
+  s.submit(queued(3, "other", 2, 50));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.step().preemptions.empty());
+}
+
+TEST(Preemption, StoppingJobsAreNotPreemptedForTwiceAndWaitedFor) {
+  Sim s;
+  s.nodes = {node("a", 4)};
+  s.submit(queued(1, "q", 2));
+  s.submit(queued(2, "q", 2));
+  s.step();
+  s.running[0].stopping = true;  // stopping for some other reason (cancel)
+  s.submit(queued(3, "q", 2, 10));
+  Decision d = s.pass();
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_EQ(findWaiting(d, 3)->message, "Waiting for 1 preempted job to stop");
+}
+
+TEST(Preemption, VictimsLoseTheLeastWorkAndOnlyAsManyAsNeeded) {
+  Sim s;
+  s.nodes = {node("a", 4)};
+  for (int i = 1; i <= 4; ++i) s.submit(queued(i, "q", 1));
+  s.step(10 * kMinute);
+  // Jobs 1-4 started together; 3 checkpointed a minute ago, 2 is protected.
+  s.running[2].last_checkpoint_at = s.now - kMinute;
+  s.running[1].min_runtime = 60 * kMinute;
+  s.submit(queued(5, "q", 2, 1));
+  Decision d = s.pass();
+  ASSERT_EQ(d.preemptions.size(), 2u);
+  std::set<JobId> victims{d.preemptions[0].victim, d.preemptions[1].victim};
+  // 3 loses one minute; then the newest of 1 and 4 (same start: higher id).
+  EXPECT_EQ(victims, (std::set<JobId>{JobId(3), JobId(4)}));
+}
+
+TEST(Preemption, ReclaimTakesBackBorrowedQuotaUpToNominal) {
+  Sim s;
+  s.nodes = {node("a", 8)};
+  s.config.queues = {gpuQueue("vision", "lab", Quota::units(4)),
+                     gpuQueue("nlp", "lab", Quota::units(4))};
+  for (int i = 1; i <= 8; ++i) s.submit(queued(i, "nlp", 1));
+  s.step();
+  EXPECT_EQ(s.runningIn("nlp"), 8);
+  s.submit(queued(20, "vision", 2));
+  Decision d = s.step();
+  ASSERT_EQ(d.preemptions.size(), 2u);
+  EXPECT_EQ(d.preemptions[0].message, "Preempted by job 20 (reclaim for project vision)");
+  EXPECT_EQ(findWaiting(d, 20)->message, "Waiting for 2 preempted jobs to stop");
+  d = s.step();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(20));
+  // Beyond nominal there is nothing to reclaim: vision waits.
+  s.submit(queued(21, "vision", 4));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.step().preemptions.empty());
+}
+
+TEST(Preemption, TwoQueuesAtContentionConvergeWithoutThrashing) {
+  Sim s;
+  s.nodes = {node("a", 8)};
+  s.config.queues = {gpuQueue("vision", "lab", Quota::units(4)),
+                     gpuQueue("nlp", "lab", Quota::units(4))};
+  int id = 0;
+  for (int i = 0; i < 12; ++i) {
+    PendingJob p = queued(++id, "nlp", 1);
+    p.min_runtime = 10 * kMinute;
+    s.submit(p);
+  }
+  s.step();
+  EXPECT_EQ(s.runningIn("nlp"), 8);
+  for (int i = 0; i < 12; ++i) {
+    PendingJob p = queued(++id, "vision", 1);
+    p.min_runtime = 10 * kMinute;
+    s.submit(p);
+  }
+  // min_runtime holds nlp's jobs for ten minutes, then vision reclaims its 4.
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(s.step().preemptions.empty()) << i;
+  for (int i = 0; i < 10; ++i) s.step();
+  EXPECT_EQ(s.preemptions, 4);
+  EXPECT_EQ(s.runningIn("vision"), 4);
+  EXPECT_EQ(s.runningIn("nlp"), 4);
+  // From here on nothing moves: each queue holds its nominal.
+  std::set<JobId> before;
+  for (const auto& r : s.running) before.insert(r.id);
+  for (int i = 0; i < 30; ++i) {
+    Decision d = s.step();
+    EXPECT_TRUE(d.preemptions.empty());
+    EXPECT_TRUE(d.placements.empty());
+  }
+  std::set<JobId> after;
+  for (const auto& r : s.running) after.insert(r.id);
+  EXPECT_EQ(before, after);
+  EXPECT_EQ(s.preemptions, 4);
+}
+
+TEST(Placement, UsesThePolicyItIsGivenAndSharesGpus) {
+  auto policy = std::move(makePlacementPolicy("best-fit", {})).value();
+  ClusterSnapshot c{{{node("a", 1), {}, {}, 0}}};
+  QueueSnapshot q;
+  for (int i = 1; i <= 3; ++i) {
+    PendingJob p = job(i, 0);
+    p.per_replica.gpus = Quantity::fromMilli(500);
+    q.pending.push_back(p);
+  }
+  PolicyConfig config;
+  config.placement = policy.get();
+  Rng rng(1);
+  Decision d = schedule(c, q, config, 0, rng);
+  ASSERT_EQ(d.placements.size(), 2u);
+  EXPECT_EQ(d.placements[0].replicas[0].gpu_milli, 500);
+  EXPECT_EQ(d.placements[1].replicas[0].gpus, std::vector<int>{0});
+  EXPECT_EQ(d.waiting[0].message, "Waiting: needs 0.5 GPUs, 0 free on node a");
+}
+
+TEST(Placement, SameLabelGangsStayInOneRack) {
+  NodeInfo a1 = node("a1", 8), b1 = node("b1", 8), b2 = node("b2", 8);
+  a1.labels["rack"] = "a";
+  b1.labels["rack"] = "b";
+  b2.labels["rack"] = "b";
+  ClusterSnapshot c{{{a1, {}, {}, 0}, {b1, {}, {}, 0}, {b2, {}, {}, 0}}};
+  QueueSnapshot q;
+  PendingJob p = job(1, 8, 0, 2);
+  p.same_label = "rack";
+  q.pending = {p};
+  Rng rng(1);
+  Decision d = schedule(c, q, PolicyConfig{}, 0, rng);
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].replicas[0].node, "b1");
+  EXPECT_EQ(d.placements[0].replicas[1].node, "b2");
+}
+
+TEST(Snapshot, BuildsEntriesFromTheJobModel) {
+  Job j;
+  j.id = JobId(9);
+  j.spec.queue = "vision";
+  j.spec.priority = 3;
+  j.spec.max_runtime = 1000;
+  j.spec.same_label = "rack";
+  j.user = "ada";
+  PendingJob p = pendingJobOf(j);
+  EXPECT_EQ(p.queue, "vision");
+  EXPECT_EQ(p.user, "ada");
+  EXPECT_EQ(p.same_label, "rack");
+  Attempt a;
+  a.replicas = {{"n", {0, 1}, 1000}};
+  a.started_at = 50;
+  RunningJob r = runningJobOf(j, a);
+  EXPECT_EQ(r.started_at, 50);
+  EXPECT_EQ(heldByQueue({r})["vision"].gpu, 2000);
 }
 
 }  // namespace

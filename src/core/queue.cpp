@@ -1,0 +1,188 @@
+#include "core/queue.h"
+
+#include <algorithm>
+
+#include "common/quantity.h"
+#include "common/units.h"
+
+namespace ty {
+
+Quota Quota::units(std::int64_t nominal, std::optional<std::int64_t> borrowing,
+                   std::optional<std::int64_t> lending) {
+  Quota q;
+  q.nominal = nominal * 1000;
+  if (borrowing) q.borrowing_limit = *borrowing * 1000;
+  if (lending) q.lending_limit = *lending * 1000;
+  return q;
+}
+
+QuotaLedger::QuotaLedger(const std::vector<QueueConfig>& queues) {
+  for (const auto& c : queues) {
+    Entry e;
+    e.config = c;
+    // A NUL cannot appear in a configured name, so private pools never
+    // collide with a cohort.
+    e.pool_key = c.cohort.empty() ? std::string("\0queue:", 7) + c.name : c.cohort;
+    for (const auto& [res, q] : c.quotas) {
+      Slot s;
+      s.quota = q;
+      std::int64_t lendable = q.nominal;
+      if (q.lending_limit) lendable = std::clamp<std::int64_t>(*q.lending_limit, 0, q.nominal);
+      s.guaranteed = q.nominal - lendable;
+      e.slots[res] = s;
+      pools_[e.pool_key][res].capacity += lendable;
+      if (std::find(resources_.begin(), resources_.end(), res) == resources_.end()) {
+        resources_.push_back(res);
+        if (res.rfind("gpu:", 0) == 0) model_keys_.push_back(res.substr(4));
+      }
+    }
+    by_name_[c.name] = static_cast<int>(queues_.size());
+    queues_.push_back(std::move(e));
+  }
+  for (auto& e : queues_) {
+    for (auto& [res, s] : e.slots) s.pool = &pools_[e.pool_key][res];
+  }
+}
+
+int QuotaLedger::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+const QuotaLedger::Pool* QuotaLedger::pool(const Entry& e, const std::string& resource) const {
+  auto p = pools_.find(e.pool_key);
+  if (p == pools_.end()) return nullptr;
+  auto r = p->second.find(resource);
+  return r == p->second.end() ? nullptr : &r->second;
+}
+
+void QuotaLedger::change(int queue, const ResourceAmounts& amounts, int sign) {
+  if (queue < 0) return;
+  Entry& e = queues_[static_cast<size_t>(queue)];
+  for (const auto& [res, amount] : amounts) {
+    auto it = e.slots.find(res);
+    if (it == e.slots.end()) continue;
+    Slot& s = it->second;
+    Pool& p = *s.pool;
+    p.used -= std::max<std::int64_t>(0, s.usage - s.guaranteed);
+    s.usage += sign * amount;
+    p.used += std::max<std::int64_t>(0, s.usage - s.guaranteed);
+  }
+}
+
+void QuotaLedger::add(int queue, const ResourceAmounts& amounts) { change(queue, amounts, 1); }
+void QuotaLedger::remove(int queue, const ResourceAmounts& amounts) { change(queue, amounts, -1); }
+
+std::int64_t QuotaLedger::usage(int queue, const std::string& resource) const {
+  if (queue < 0) return 0;
+  const auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  auto it = slots.find(resource);
+  return it == slots.end() ? 0 : it->second.usage;
+}
+
+std::optional<QuotaShortfall> QuotaLedger::check(int queue, const ResourceAmounts& demand) const {
+  if (queue < 0) return std::nullopt;
+  const Entry& e = queues_[static_cast<size_t>(queue)];
+  for (const auto& [res, d] : demand) {
+    if (d <= 0) continue;
+    auto it = e.slots.find(res);
+    if (it == e.slots.end()) continue;
+    const Slot& s = it->second;
+    const Pool* p = s.pool;
+    std::int64_t after = s.usage + d;
+    QuotaShortfall out;
+    out.resource = res;
+    out.demand = d;
+    out.usage = s.usage;
+    out.nominal = s.quota.nominal;
+    out.borrowing_limit = s.quota.borrowing_limit;
+    out.cohort_idle = p ? std::max<std::int64_t>(0, p->capacity - p->used) : 0;
+    if (s.quota.borrowing_limit && after > s.quota.nominal + *s.quota.borrowing_limit) {
+      out.needed = after - (s.quota.nominal + *s.quota.borrowing_limit);
+      out.over_borrowing_limit = true;
+      return out;
+    }
+    std::int64_t from_pool = std::max<std::int64_t>(0, after - s.guaranteed) -
+                             std::max<std::int64_t>(0, s.usage - s.guaranteed);
+    if (from_pool > out.cohort_idle) {
+      out.needed = from_pool - out.cohort_idle;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> QuotaLedger::ceiling(int queue, const std::string& resource) const {
+  if (queue < 0) return std::nullopt;
+  const Entry& e = queues_[static_cast<size_t>(queue)];
+  auto it = e.slots.find(resource);
+  if (it == e.slots.end()) return std::nullopt;
+  const Slot& s = it->second;
+  const Pool* p = pool(e, resource);
+  // Everything the others lend, plus all of its own nominal.
+  std::int64_t others = (p ? p->capacity : 0) - (s.quota.nominal - s.guaranteed);
+  std::int64_t borrow = std::max<std::int64_t>(0, others);
+  if (s.quota.borrowing_limit) borrow = std::min(borrow, *s.quota.borrowing_limit);
+  return s.quota.nominal + borrow;
+}
+
+bool QuotaLedger::borrowing(int queue, const std::string& resource) const {
+  if (queue < 0) return false;
+  const auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  auto it = slots.find(resource);
+  return it != slots.end() && it->second.usage > it->second.quota.nominal;
+}
+
+bool QuotaLedger::withinNominal(int queue, const ResourceAmounts& demand) const {
+  if (queue < 0) return false;
+  const auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  bool covered = false;
+  for (const auto& [res, d] : demand) {
+    auto it = slots.find(res);
+    if (it == slots.end() || d <= 0) continue;
+    covered = true;
+    if (it->second.usage + d > it->second.quota.nominal) return false;
+  }
+  return covered;
+}
+
+std::string formatAmount(const std::string& resource, std::int64_t amount) {
+  if (resource == "memory") return formatMemory(amount);
+  return Quantity::fromMilli(amount).toString();
+}
+
+std::string resourceNoun(const std::string& resource) {
+  if (resource == "gpu") return "GPUs";
+  if (resource.rfind("gpu:", 0) == 0) return resource.substr(4) + " GPUs";
+  if (resource == "cpu") return "CPUs";
+  return resource;
+}
+
+std::string describeOwner(const QueueConfig& queue) {
+  if (queue.project.empty()) return "queue " + queue.name;
+  if (queue.project == queue.name) return "project " + queue.project;
+  return "project " + queue.project + " (queue " + queue.name + ")";
+}
+
+std::string describeShortfall(const QueueConfig& queue, const QuotaShortfall& s) {
+  const std::string noun = resourceNoun(s.resource);
+  auto amount = [&](std::int64_t v) { return formatAmount(s.resource, v); };
+  std::string out = describeOwner(queue) + " uses " + amount(s.usage) + " of " + amount(s.nominal) +
+                    " nominal " + noun;
+  std::int64_t borrowed = std::max<std::int64_t>(0, s.usage - s.nominal);
+  if (s.borrowing_limit) {
+    out += *s.borrowing_limit == 0 ? "; no borrowing allowed"
+                                   : "; borrowing " + amount(borrowed) + " of " +
+                                         amount(*s.borrowing_limit) + " allowed";
+  } else if (!queue.cohort.empty()) {
+    out += "; borrowing " + amount(borrowed) + ", cohort " + queue.cohort + " has " +
+           amount(s.cohort_idle) + " idle";
+  }
+  if (s.over_borrowing_limit) {
+    return out + "; needs " + amount(s.demand) + " " + noun + ", waiting for " + amount(s.needed) +
+           " of its own to be released";
+  }
+  return out + "; waiting for " + amount(s.needed) + " " + noun;
+}
+
+}  // namespace ty

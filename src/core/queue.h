@@ -1,0 +1,132 @@
+// Queues, cohorts and quota accounting (Kueue's ClusterQueue semantics).
+//
+// A queue belongs to a project and may sit in a cohort with other queues.
+// For each resource it covers it has a quota:
+//   nominal          what the queue is guaranteed;
+//   borrowing_limit  how far above nominal it may go by using idle quota of
+//                    its cohort (unset: no limit but the cohort's idle quota);
+//   lending_limit    how much of its nominal the cohort may use while it is
+//                    idle (unset: all of it).
+// Per resource and cohort, each queue's usage first consumes its own
+// unlendable part (nominal - lending_limit); everything above comes from the
+// cohort pool, whose size is the sum of the members' lendable quota. A
+// workload is admitted when, for every resource it asks for, the queue stays
+// within nominal + borrowing_limit and the pool has room for the part above
+// the unlendable share. A queue below nominal may thus be short of quota
+// while others borrow its lendable part: that is when it may reclaim (see
+// preemption.h). A queue without a cohort has a pool of its own, so it can
+// use exactly its nominal.
+//
+// Resource names: "gpu" (all GPUs), "gpu:<model>" (GPUs whose model matches,
+// as in gpuModelMatches: "gpu:A100" covers "NVIDIA A100-SXM4-80GB"), "cpu",
+// "memory". Amounts are milli-GPU, millicores and bytes. A resource a queue
+// has no quota for is not limited for it; a job in a queue with no config
+// is not limited at all.
+//
+// QuotaLedger is a plain value; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ty {
+
+using ResourceAmounts = std::map<std::string, std::int64_t>;
+
+struct Quota {
+  std::int64_t nominal = 0;
+  std::optional<std::int64_t> borrowing_limit;  // unset: may borrow whatever the cohort has idle
+  std::optional<std::int64_t> lending_limit;    // unset: lends all of its nominal
+  // GPU and CPU quotas are written in whole units in the config.
+  static Quota units(std::int64_t nominal, std::optional<std::int64_t> borrowing = std::nullopt,
+                     std::optional<std::int64_t> lending = std::nullopt);
+};
+
+struct QueueConfig {
+  std::string name;
+  std::string project;  // shown in messages: "project vision uses ..."
+  std::string cohort;   // empty: shares with no one
+  double weight = 1;    // fair-share weight; 2 means twice the share of a queue of weight 1
+  std::map<std::string, Quota> quotas;  // by resource name, see above
+};
+
+// Why a workload does not fit its queue's quota now: the first resource short.
+struct QuotaShortfall {
+  std::string resource;
+  std::int64_t demand = 0;  // what the workload asks for
+  std::int64_t usage = 0;   // what the queue holds now
+  std::int64_t nominal = 0;
+  std::optional<std::int64_t> borrowing_limit;
+  std::int64_t cohort_idle = 0;       // lendable quota of the cohort nobody uses
+  std::int64_t needed = 0;            // how much more must become free
+  bool over_borrowing_limit = false;  // true: capped by borrowing_limit, not by the cohort
+};
+
+class QuotaLedger {
+ public:
+  explicit QuotaLedger(const std::vector<QueueConfig>& queues);
+
+  // Index of the queue with this name, -1 when it has no config (no limits).
+  int find(const std::string& name) const;
+  const QueueConfig& config(int queue) const { return queues_[static_cast<size_t>(queue)].config; }
+  int size() const { return static_cast<int>(queues_.size()); }
+  // Every resource name some queue has a quota for.
+  const std::vector<std::string>& resources() const { return resources_; }
+  // The "gpu:<model>" resources: model selectors that quotas name.
+  const std::vector<std::string>& gpuModelKeys() const { return model_keys_; }
+
+  void add(int queue, const ResourceAmounts& amounts);
+  void remove(int queue, const ResourceAmounts& amounts);
+  std::int64_t usage(int queue, const std::string& resource) const;
+
+  // nullopt when the queue may take `demand` now.
+  std::optional<QuotaShortfall> check(int queue, const ResourceAmounts& demand) const;
+  // The most of `resource` the queue could ever hold: nominal plus what it
+  // may borrow from the rest of the cohort. nullopt: not limited.
+  std::optional<std::int64_t> ceiling(int queue, const std::string& resource) const;
+  // Whether the queue holds more than its nominal of `resource`.
+  bool borrowing(int queue, const std::string& resource) const;
+  // Whether usage + demand stays within nominal for every covered resource
+  // the demand touches (a queue in that state may reclaim).
+  bool withinNominal(int queue, const ResourceAmounts& demand) const;
+
+ private:
+  struct Pool {
+    std::int64_t capacity = 0;  // sum of lendable quota
+    std::int64_t used = 0;      // sum of usage above each member's guaranteed part
+  };
+  struct Slot {
+    Quota quota;
+    std::int64_t guaranteed = 0;  // nominal - lendable: never lent
+    std::int64_t usage = 0;
+    Pool* pool = nullptr;  // into pools_, whose nodes never move
+  };
+  struct Entry {
+    QueueConfig config;
+    std::string pool_key;  // cohort name, or a private key for a queue without one
+    std::map<std::string, Slot> slots;
+  };
+  const Pool* pool(const Entry& e, const std::string& resource) const;
+  void change(int queue, const ResourceAmounts& amounts, int sign);
+
+  std::vector<Entry> queues_;
+  std::map<std::string, int> by_name_;
+  std::map<std::string, std::map<std::string, Pool>> pools_;  // pool key -> resource -> pool
+  std::vector<std::string> resources_;
+  std::vector<std::string> model_keys_;
+};
+
+// "8" for GPUs and CPUs, "16Gi" for memory.
+std::string formatAmount(const std::string& resource, std::int64_t amount);
+// "GPUs", "A100 GPUs", "CPUs", "memory".
+std::string resourceNoun(const std::string& resource);
+// "project vision uses 8 of 8 nominal A100 GPUs; borrowing 2 of 4 allowed;
+// waiting for 2 A100 GPUs".
+std::string describeShortfall(const QueueConfig& queue, const QuotaShortfall& s);
+// "project vision" or "project vision (queue vision-batch)" or "queue q".
+std::string describeOwner(const QueueConfig& queue);
+
+}  // namespace ty
