@@ -56,6 +56,11 @@ def save_checkpoint(directory, step, model, optimizer):
                 "optimizer": optimizer.state_dict()}, tmp)
     os.replace(tmp, final)
     log("checkpoint step %d -> %s" % (step, final))
+    # Tells Trainyard a checkpoint was saved (preemption picks the job that loses least).
+    mark = os.environ.get("TRAINYARD_CHECKPOINT_MARK")
+    if mark:
+        with open(mark, "a"):
+            os.utime(mark)
 
 
 def main(argv):

@@ -69,6 +69,18 @@ def checkpoint_names(directory):
                   reverse=True)
 
 
+def mark_checkpoint():
+    """Tells Trainyard a checkpoint was saved: preemption then picks the job
+    that would lose the least work."""
+    mark = os.environ.get("TRAINYARD_CHECKPOINT_MARK")
+    if mark:
+        try:
+            with open(mark, "a"):
+                os.utime(mark)
+        except OSError:
+            pass
+
+
 def save_checkpoint(directory, step, params, keep):
     """Writes the checkpoint atomically: a reader sees the old file or the new, never half."""
     os.makedirs(directory, exist_ok=True)
@@ -88,6 +100,7 @@ def save_checkpoint(directory, step, params, keep):
     except OSError:
         pass
     log("checkpoint step %d -> %s" % (step, final))
+    mark_checkpoint()
     if keep > 0:
         for old in checkpoint_names(directory)[keep:]:
             try:

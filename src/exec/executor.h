@@ -74,6 +74,10 @@ class Executor {
   // Frees what the attempt left behind (cgroups, container names) once all
   // its replicas ended. Logs stay.
   virtual void release(const AttemptKey& key) = 0;
+  // When the job last reported a checkpoint (it touches the file named by
+  // TRAINYARD_CHECKPOINT_MARK); 0 when it never did. Cheap enough to ask
+  // every scheduling pass.
+  virtual Timestamp lastCheckpoint(JobId job) const = 0;
 };
 
 }  // namespace ty

@@ -47,6 +47,10 @@ std::string RunLayout::jobDir(JobId job) const {
   return data_dir_ + "/jobs/" + std::to_string(job.value());
 }
 
+std::string RunLayout::checkpointMark(JobId job) const {
+  return jobDir(job) + "/" + kCheckpointMark;
+}
+
 std::string RunLayout::attemptDir(const AttemptKey& key) const {
   return jobDir(key.job) + "/attempt-" + std::to_string(key.number);
 }

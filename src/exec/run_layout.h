@@ -33,12 +33,17 @@ class RunLayout {
   static constexpr const char* kCgroupsFile = "cgroups";
   static constexpr const char* kContainerFile = "container";
   static constexpr const char* kLogFile = "output.log";
+  // Touched by the job after each checkpoint it saves (its path is in
+  // TRAINYARD_CHECKPOINT_MARK); its mtime orders preemption victims.
+  static constexpr const char* kCheckpointMark = "checkpoint";
 
   explicit RunLayout(std::string data_dir) : data_dir_(std::move(data_dir)) {}
 
   const std::string& dataDir() const { return data_dir_; }
   // <data_dir>/jobs/<job>
   std::string jobDir(JobId job) const;
+  // <data_dir>/jobs/<job>/checkpoint
+  std::string checkpointMark(JobId job) const;
   // <data_dir>/jobs/<job>/attempt-<n>
   std::string attemptDir(const AttemptKey& key) const;
   // <data_dir>/jobs/<job>/attempt-<n>/replica-<r>

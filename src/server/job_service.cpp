@@ -770,6 +770,10 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   }
   QueueSnapshot queues;
   queues.running = runningJobs();
+  if (options_.policy.preemption) {
+    // Victims are chosen to lose the least work since their last checkpoint.
+    for (auto& r : queues.running) r.last_checkpoint_at = executor_.lastCheckpoint(r.id);
+  }
   for (const auto& [id, job] : active_) {
     if (job.state != JobState::kPending || job.not_before > now || job.cancel_requested_at > 0) {
       continue;

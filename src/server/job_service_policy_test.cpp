@@ -82,6 +82,19 @@ TEST_F(JobServicePolicyTest, AHigherPriorityJobPreemptsAndTheVictimIsRequeued) {
   EXPECT_EQ(waitState(low->id, JobState::kSucceeded).attempts, 2);
 }
 
+TEST_F(JobServicePolicyTest, TheVictimIsTheJobThatLosesTheLeastWork) {
+  auto a = submit(spec(2, "a"), "alice");
+  auto b = submit(spec(2, "b"), "alice");
+  waitState(a->id, JobState::kRunning);
+  waitState(b->id, JobState::kRunning);
+  advance(3'600'000);
+  exec_.setCheckpoint(b->id, clock_.now() - 60'000);  // b saved a minute ago, a never
+  auto high = submit(in(spec(2, "high"), "default", 10), "bob");
+  ASSERT_EQ(waitSignals(1).size(), 1u);
+  EXPECT_EQ(exec_.signals()[0].key.job, b->id);
+  EXPECT_EQ(job(b->id).preempted_by, high->id);
+}
+
 TEST_F(JobServicePolicyTest, PreemptionDoesNotUseUpRetries) {
   JobSpec s = spec(4, "low");
   s.retries = {0, 1000};

@@ -49,6 +49,8 @@ TEST_F(ExamplesTest, TrainCpuCheckpointsOnCancelAndResumes) {
   EXPECT_EQ(cancelled.value("state", ""), "cancelled");
   EXPECT_EQ(cancelled["exit_code"], 143) << api().logs(first);
   EXPECT_NE(api().logs(first).find("checkpointing and exiting"), std::string::npos);
+  // Each checkpoint was reported to the server through TRAINYARD_CHECKPOINT_MARK.
+  EXPECT_TRUE(fileExists(data_dir_ + "/jobs/" + std::to_string(first) + "/checkpoint"));
 
   std::int64_t second = api().submit(spec);
   ASSERT_GT(second, 0);

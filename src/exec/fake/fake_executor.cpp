@@ -78,6 +78,17 @@ void FakeExecutor::release(const AttemptKey& key) {
   releases_.push_back(key);
 }
 
+Timestamp FakeExecutor::lastCheckpoint(JobId job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = checkpoints_.find(job);
+  return it == checkpoints_.end() ? 0 : it->second;
+}
+
+void FakeExecutor::setCheckpoint(JobId job, Timestamp at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  checkpoints_[job] = at;
+}
+
 void FakeExecutor::failNextLaunch(Status status) {
   std::lock_guard<std::mutex> lock(mu_);
   fail_next_ = std::move(status);

@@ -32,6 +32,7 @@ class FakeExecutor final : public Executor {
   Result<LaunchResult> launch(const LaunchRequest& request) override;
   Status signal(const AttemptKey& key, int sig) override;
   void release(const AttemptKey& key) override;
+  Timestamp lastCheckpoint(JobId job) const override;
 
   // --- test controls ---
   void failNextLaunch(Status status);
@@ -49,6 +50,8 @@ class FakeExecutor final : public Executor {
   bool lose(const AttemptKey& key, int replica);
   // Delivers exits queued by launch() (re-reports of ended replicas).
   void flush();
+  // What lastCheckpoint() answers for `job`.
+  void setCheckpoint(JobId job, Timestamp at);
 
   std::vector<LaunchRequest> launches() const;
   std::vector<SignalRecord> signals() const;
@@ -74,6 +77,7 @@ class FakeExecutor final : public Executor {
   std::vector<AttemptKey> releases_;
   std::vector<ReplicaExit> pending_;
   std::vector<std::string> warnings_;
+  std::map<JobId, Timestamp> checkpoints_;
   std::optional<Status> fail_next_;
   bool exit_on_signal_ = false;
   std::int64_t next_pid_ = 1000;

@@ -43,6 +43,10 @@ std::vector<std::string> podmanRunArgv(
     argv.push_back("-w");
     argv.push_back(run.workdir);
   }
+  for (const auto& [host, inside] : run.mounts) {
+    argv.push_back("-v");
+    argv.push_back(host + ":" + inside + ":rw");
+  }
   for (const auto& [k, v] : run.env) {
     argv.push_back("-e");
     argv.push_back(k + "=" + v);

@@ -35,6 +35,7 @@ struct ContainerRun {
   std::string workdir;               // empty: the image's
   std::map<std::string, std::string> env;
   std::vector<int> gpus;  // host GPU indices
+  std::vector<std::pair<std::string, std::string>> mounts;  // host dir -> container dir (rw)
 };
 
 // "ty-<instance>-<job>-<attempt>-<replica>". `instance` tells apart servers

@@ -27,6 +27,7 @@ TEST(ContainerTest, PodmanRunArgvWithEverything) {
   run.workdir = "/w";
   run.env = {{"A", "x y"}, {"B", "2"}};
   run.gpus = {0, 1, 2};
+  run.mounts = {{"/data/jobs/7", "/run/trainyard"}};
   std::set<std::string> devices = {"/dev/nvidia0", "/dev/nvidia2", "/dev/nvidiactl"};
   auto argv = podmanRunArgv("/usr/bin/podman", cfg, run,
                             [&](const std::string& p) { return devices.count(p) > 0; });
@@ -47,6 +48,8 @@ TEST(ContainerTest, PodmanRunArgvWithEverything) {
                                    "1073741824",
                                    "-w",
                                    "/w",
+                                   "-v",
+                                   "/data/jobs/7:/run/trainyard:rw",
                                    "-e",
                                    "A=x y",
                                    "-e",

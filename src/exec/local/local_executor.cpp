@@ -37,6 +37,8 @@ namespace {
 using sys::UniqueFd;
 
 constexpr int kLockFdInSupervisor = 3;
+// Where a container sees its job's directory (for the checkpoint mark).
+constexpr const char* kJobDirInContainer = "/run/trainyard";
 constexpr int kFirstHighFd = 10;  // fds handed to the child stay clear of 0..3
 constexpr int kPodmanTimeoutMs = 15'000;
 constexpr int kNoPidfdPollMs = 500;
@@ -252,6 +254,12 @@ class LocalExecutor final : public Executor {
     return Status::ok();
   }
 
+  Timestamp lastCheckpoint(JobId job) const override {
+    struct stat st {};
+    if (::stat(layout_.checkpointMark(job).c_str(), &st) != 0) return 0;
+    return static_cast<Timestamp>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+  }
+
   void release(const AttemptKey& key) override {
     auto replicas = layout_.listReplicas(key);
     if (!replicas.isOk()) {
@@ -355,6 +363,10 @@ class LocalExecutor final : public Executor {
     }
     std::vector<std::string> user_argv = userArgv(request.spec);
     EnvMap env = replicaEnvironment(request, r, inherited_env_, container);
+    // A container sees the job's directory at a fixed place.
+    env["TRAINYARD_CHECKPOINT_MARK"] =
+        container ? std::string(kJobDirInContainer) + "/" + RunLayout::kCheckpointMark
+                  : layout_.checkpointMark(key.job);
     std::string container_name;
     if (container) {
       container_name = containerName(instance_, key, r);
@@ -367,6 +379,7 @@ class LocalExecutor final : public Executor {
       run.memory_bytes = request.spec.resources.memory_bytes;
       run.workdir = request.spec.workdir;
       run.gpus = request.replicas[static_cast<size_t>(r)].gpus;
+      run.mounts.push_back({layout_.jobDir(key.job), kJobDirInContainer});
       for (const auto& [k, v] : env) {
         if (!inherited_env_.count(k) || request.spec.env.count(k)) run.env[k] = v;
       }

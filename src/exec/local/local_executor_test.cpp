@@ -207,6 +207,7 @@ TEST_F(LocalExecutorTest, EnvironmentIsExactPerReplica) {
     want["NODE_RANK"] = "0";
     want["MASTER_ADDR"] = "127.0.0.1";
     want["MASTER_PORT"] = "29500";
+    want["TRAINYARD_CHECKPOINT_MARK"] = RunLayout(config_.data_dir).checkpointMark(JobId(1));
     EXPECT_EQ(parseEnv(log(req.key, r)), want) << "replica " << r;
   }
 }
