@@ -667,6 +667,7 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
     // has not finished its work.
     job.state = JobState::kPending;
     job.finished_at = 0;
+    job.exit_code.reset();
     job.preemptions += 1;
     job.reason = "Preempted by job " + std::to_string(job.preempted_by.value()) +
                  "; waiting to run again";
