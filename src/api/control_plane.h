@@ -32,9 +32,9 @@ struct NodeView {
 // Why a pending job waits, as of the last scheduling pass.
 struct WaitInfo {
   std::string queue;
-  int position = 0;        // 1-based, within its queue
-  std::string message;     // in plain words
-  Timestamp eta = 0;       // estimated start from running jobs' limits; 0: unknown
+  int position = 0;     // 1-based, within its queue
+  std::string message;  // in plain words
+  Timestamp eta = 0;    // estimated start from running jobs' limits; 0: unknown
 };
 
 // A queue, its quota and what it uses now. Amounts are in the resource's

@@ -177,8 +177,8 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
     for (const auto& kv : o->node_selector) {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        fail(Status::invalidArgument("must be LABEL=value (got \"" + kv + "\")",
-                                     "--node-selector"));
+        fail(
+            Status::invalidArgument("must be LABEL=value (got \"" + kv + "\")", "--node-selector"));
       }
       spec["node_selector"][kv.substr(0, eq)] = kv.substr(eq + 1);
     }
@@ -397,8 +397,8 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
       printStructured(*g, out);
       return;
     }
-    Table qt({"QUEUE", "COHORT", "WEIGHT", "RESOURCE", "USED", "NOMINAL", "BORROW LIMIT",
-              "RUNNING", "PENDING"});
+    Table qt({"QUEUE", "COHORT", "WEIGHT", "RESOURCE", "USED", "NOMINAL", "BORROW LIMIT", "RUNNING",
+              "PENDING"});
     for (const auto& q : queues["queues"]) {
       if (!only->empty() && str(q, "name") != *only) continue;
       bool first = true;

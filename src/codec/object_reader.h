@@ -5,9 +5,9 @@
 // and the form expected. Not thread-safe; borrows the JSON it reads.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,7 +37,7 @@ class ObjectReader {
   Status integer(const std::string& key, int& out, long long lo, long long hi);
   Status duration(const std::string& key, DurationMs& out);  // "90s", "2h"; bare numbers: seconds
   Status quantity(const std::string& key, Quantity& out, const char* example);
-  Status memory(const std::string& key, std::int64_t& out);  // "16Gi" or bytes
+  Status memory(const std::string& key, std::int64_t& out);                  // "16Gi" or bytes
   Status stringList(const std::string& key, std::vector<std::string>& out);  // "a" or ["a", "b"]
   Status stringMap(const std::string& key, std::map<std::string, std::string>& out);
   // InvalidArgument naming the first key that was never read.

@@ -56,8 +56,7 @@ Status readQueue(const Json& j, const std::string& path, QueueConfig& q) {
   TY_RETURN_IF_ERROR(r.string("cohort", q.cohort));
   if (const Json* w = r.get("weight")) {
     if (!w->is_number() || w->get<double>() <= 0 || w->get<double>() > 1000) {
-      return Status::invalidArgument("must be a number above 0 and at most 1000",
-                                     path + ".weight");
+      return Status::invalidArgument("must be a number above 0 and at most 1000", path + ".weight");
     }
     q.weight = w->get<double>();
   }
@@ -129,13 +128,15 @@ Status readConfig(const Json& j, ServerConfig& c) {
   c.max_body_bytes = static_cast<std::size_t>(body);
   TY_RETURN_IF_ERROR(r.integer("worker_threads", c.worker_threads, 4, 1024));
   TY_RETURN_IF_ERROR(r.memory("log_max_bytes", c.log_max_bytes));
-  if (c.log_max_bytes < 4096) return Status::invalidArgument("must be at least 4Ki", "log_max_bytes");
+  if (c.log_max_bytes < 4096)
+    return Status::invalidArgument("must be at least 4Ki", "log_max_bytes");
   TY_RETURN_IF_ERROR(r.integer("log_max_files", c.log_max_files, 1, 100));
   TY_RETURN_IF_ERROR(r.string("podman", c.podman));
   TY_RETURN_IF_ERROR(r.string("container_runtime", c.container_runtime));
   TY_RETURN_IF_ERROR(r.string("container_network", c.container_network));
   TY_RETURN_IF_ERROR(r.boolean("cgroups", c.cgroups));
-  if (const Json* sched = r.get("scheduler")) TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
+  if (const Json* sched = r.get("scheduler"))
+    TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
   return r.finish();
 }
 

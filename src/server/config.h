@@ -16,7 +16,7 @@ namespace ty {
 // How the scheduler decides: the `scheduler:` section of the config file.
 struct SchedulerSettings {
   std::string placement = "trainyard";  // a name from placementPolicyNames()
-  std::vector<QueueConfig> queues;       // none: one unlimited queue for everyone
+  std::vector<QueueConfig> queues;      // none: one unlimited queue for everyone
   DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;
   bool backfill = true;
   bool preemption = true;

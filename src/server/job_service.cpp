@@ -92,8 +92,8 @@ std::string describePlacement(const std::vector<ReplicaPlacement>& replicas) {
 }
 
 std::string describeRequest(const JobSpec& s) {
-  std::string out = s.resources.gpus.toString() + " GPU" +
-                    (s.resources.gpus == Quantity::whole(1) ? "" : "s");
+  std::string out =
+      s.resources.gpus.toString() + " GPU" + (s.resources.gpus == Quantity::whole(1) ? "" : "s");
   if (!s.resources.cpus.isZero()) out += ", " + s.resources.cpus.toString() + " CPUs";
   if (s.resources.memory_bytes) out += ", " + formatMemory(s.resources.memory_bytes) + " memory";
   if (s.replicas > 1) out += " per replica, " + std::to_string(s.replicas) + " replicas";
@@ -137,7 +137,7 @@ Workload defaultWorkload() {
     return s;
   };
   return {{shape(1, 1000), 0.4}, {shape(1, 500), 0.15}, {shape(1, 250), 0.1},
-          {shape(2, 1000), 0.1}, {shape(4, 1000), 0.1},  {shape(8, 1000), 0.1},
+          {shape(2, 1000), 0.1}, {shape(4, 1000), 0.1}, {shape(8, 1000), 0.1},
           {shape(0, 1000), 0.05}};
 }
 
@@ -257,9 +257,8 @@ Status JobService::resolveQueue(JobSpec& spec) const {
     // No queues configured: everyone shares one queue without limits.
     if (spec.queue.empty()) spec.queue = "default";
     if (spec.queue != "default") {
-      return Status::invalidArgument("no queue \"" + spec.queue +
-                                         "\": this server has only the queue \"default\"",
-                                     "queue");
+      return Status::invalidArgument(
+          "no queue \"" + spec.queue + "\": this server has only the queue \"default\"", "queue");
     }
     return Status::ok();
   }
@@ -267,8 +266,7 @@ Status JobService::resolveQueue(JobSpec& spec) const {
     for (const auto& q : queues) {
       if (q.name == spec.queue) return Status::ok();
     }
-    return Status::invalidArgument("no queue \"" + spec.queue + "\"; queues: " + names(),
-                                   "queue");
+    return Status::invalidArgument("no queue \"" + spec.queue + "\"; queues: " + names(), "queue");
   }
   for (const auto& q : queues) {
     if (q.project == spec.project) {
@@ -669,8 +667,8 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
     job.finished_at = 0;
     job.exit_code.reset();
     job.preemptions += 1;
-    job.reason = "Preempted by job " + std::to_string(job.preempted_by.value()) +
-                 "; waiting to run again";
+    job.reason =
+        "Preempted by job " + std::to_string(job.preempted_by.value()) + "; waiting to run again";
     a.reason = "Preempted by job " + std::to_string(job.preempted_by.value()) + ": " + what;
     pass.put(a);
     pass.event(job.id, now, "Requeued",

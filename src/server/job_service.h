@@ -38,7 +38,7 @@ struct JobServiceOptions {
   // ignored: the service makes its own from `placement`.
   PolicyConfig policy;
   std::string placement = "trainyard";  // a name from placementPolicyNames()
-  std::function<int()> pick_port;  // a free TCP port for MASTER_PORT
+  std::function<int()> pick_port;       // a free TCP port for MASTER_PORT
   std::uint64_t seed = 1;
 };
 
@@ -108,7 +108,7 @@ class JobService final : public ControlPlane {
   // Owned by the loop thread.
   std::map<JobId, Job> active_;
   std::map<JobId, std::unique_ptr<Live>> live_;
-  std::map<JobId, WaitInfo> next_waiting_;  // from the last pass, until published
+  std::map<JobId, WaitInfo> next_waiting_;     // from the last pass, until published
   std::map<std::string, DecayedUsage> usage_;  // fair-share usage by queue
   Timestamp usage_as_of_ = 0;
   Timestamp last_timer_check_ = 0;

@@ -51,9 +51,7 @@ struct WriteBatch {
   std::vector<Attempt> attempts;
   std::vector<Event> events;
   std::vector<QueueUsage> usage;  // replaces each named queue's record
-  bool empty() const {
-    return jobs.empty() && attempts.empty() && events.empty() && usage.empty();
-  }
+  bool empty() const { return jobs.empty() && attempts.empty() && events.empty() && usage.empty(); }
 };
 
 class Store {

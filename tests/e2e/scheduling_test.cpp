@@ -65,8 +65,8 @@ TEST_F(SchedulingTest, APreemptedJobCheckpointsOnSigtermAndResumesAfterwards) {
   EXPECT_EQ(resumed.value("preemptions", 0), 1);
   EXPECT_EQ(api().logs(a), "resumed from 7\n");
   std::vector<std::string> events = api().eventLines(a);
-  EXPECT_TRUE(anyContains(events, "Preempted: Preempted by job " + std::to_string(b) +
-                                      " (higher priority 10 > 0)"))
+  EXPECT_TRUE(anyContains(
+      events, "Preempted: Preempted by job " + std::to_string(b) + " (higher priority 10 > 0)"))
       << joinLines(events);
   EXPECT_TRUE(anyContains(events, "Requeued: Stopped for job " + std::to_string(b)))
       << joinLines(events);

@@ -13,11 +13,12 @@ std::string show(const ProcResult& r) {
 
 TEST(SimulateTest, OpenbReplayWritesSummaryCsvAndChart) {
   TempDir tmp;
-  ProcResult r = runCli({"simulate", "openb", "--nodes", kData + "/openb/openb_node_list_gpu_node.csv",
-                         "--pods", kData + "/openb/openb_pod_list_sample.csv", "--seeds", "42-43",
-                         "--policies", "random,fgd,trainyard", "-o", "json", "--csv",
-                         tmp.sub("curve.csv"), "--svg", tmp.sub("alloc.svg")},
-                        {}, 120s);
+  ProcResult r =
+      runCli({"simulate", "openb", "--nodes", kData + "/openb/openb_node_list_gpu_node.csv",
+              "--pods", kData + "/openb/openb_pod_list_sample.csv", "--seeds", "42-43",
+              "--policies", "random,fgd,trainyard", "-o", "json", "--csv", tmp.sub("curve.csv"),
+              "--svg", tmp.sub("alloc.svg")},
+             {}, 120s);
   ASSERT_EQ(r.exit_code, 0) << show(r);
   Json j = Json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << show(r);
@@ -34,11 +35,10 @@ TEST(SimulateTest, OpenbReplayWritesSummaryCsvAndChart) {
 
 TEST(SimulateTest, JobReplayComparesPoliciesOnOneTrace) {
   TempDir tmp;
-  ProcResult r =
-      runCli({"simulate", "jobs", "--trace", kData + "/philly/philly_sample.csv", "--nodes", "4",
-              "--gpus-per-node", "8", "--policies", "fifo,tiresias,trainyard", "-o", "json",
-              "--csv", tmp.sub("jobs.csv")},
-             {}, 120s);
+  ProcResult r = runCli({"simulate", "jobs", "--trace", kData + "/philly/philly_sample.csv",
+                         "--nodes", "4", "--gpus-per-node", "8", "--policies",
+                         "fifo,tiresias,trainyard", "-o", "json", "--csv", tmp.sub("jobs.csv")},
+                        {}, 120s);
   ASSERT_EQ(r.exit_code, 0) << show(r);
   Json j = Json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << show(r);

@@ -34,7 +34,7 @@ struct ContainerRun {
   std::int64_t memory_bytes = 0;     // zero: no --memory
   std::string workdir;               // empty: the image's
   std::map<std::string, std::string> env;
-  std::vector<int> gpus;  // host GPU indices
+  std::vector<int> gpus;                                    // host GPU indices
   std::vector<std::pair<std::string, std::string>> mounts;  // host dir -> container dir (rw)
 };
 

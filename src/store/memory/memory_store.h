@@ -9,8 +9,8 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "store/store.h"
@@ -43,7 +43,7 @@ class MemoryStore final : public Store {
   };
 
   std::mutex mu_;
-  std::map<std::int64_t, JobRecord> jobs_;  // by id
+  std::map<std::int64_t, JobRecord> jobs_;   // by id
   std::map<std::string, QueueUsage> usage_;  // by queue
   std::int64_t last_id_ = 0;
   std::int64_t last_seq_ = 0;

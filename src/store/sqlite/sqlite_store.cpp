@@ -375,12 +375,12 @@ Status SqliteStore::apply(const WriteBatch& batch) {
     for (const Event& e : batch.events) TY_RETURN_IF_ERROR(insertEvent(db, e.job, e));
     for (const QueueUsage& u : batch.usage) {
       if (u.queue.empty()) return Status::invalidArgument("queue usage without a queue name");
-      TY_ASSIGN_OR_RETURN(Stmt ups, db.prepare(
-                                        "INSERT INTO queue_usage (queue, gpu_ms, cpu_ms, "
-                                        "memory_gib_ms, as_of) VALUES (?1, ?2, ?3, ?4, ?5) "
-                                        "ON CONFLICT(queue) DO UPDATE SET gpu_ms = excluded.gpu_ms, "
-                                        "cpu_ms = excluded.cpu_ms, memory_gib_ms = "
-                                        "excluded.memory_gib_ms, as_of = excluded.as_of"));
+      TY_ASSIGN_OR_RETURN(Stmt ups,
+                          db.prepare("INSERT INTO queue_usage (queue, gpu_ms, cpu_ms, "
+                                     "memory_gib_ms, as_of) VALUES (?1, ?2, ?3, ?4, ?5) "
+                                     "ON CONFLICT(queue) DO UPDATE SET gpu_ms = excluded.gpu_ms, "
+                                     "cpu_ms = excluded.cpu_ms, memory_gib_ms = "
+                                     "excluded.memory_gib_ms, as_of = excluded.as_of"));
       ups.bind(1, u.queue);
       ups.bind(2, u.gpu_ms);
       ups.bind(3, u.cpu_ms);
