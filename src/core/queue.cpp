@@ -40,7 +40,10 @@ QuotaLedger::QuotaLedger(const std::vector<QueueConfig>& queues) {
     queues_.push_back(std::move(e));
   }
   for (auto& e : queues_) {
-    for (auto& [res, s] : e.slots) s.pool = &pools_[e.pool_key][res];
+    for (auto& [res, s] : e.slots) {
+      s.pool = &pools_[e.pool_key][res];
+      s.pool->members.push_back(&s);
+    }
   }
 }
 
@@ -68,6 +71,30 @@ void QuotaLedger::change(int queue, const ResourceAmounts& amounts, int sign) {
     s.usage += sign * amount;
     p.used += std::max<std::int64_t>(0, s.usage - s.guaranteed);
   }
+}
+
+void QuotaLedger::setClaim(int queue, const ResourceAmounts& claim) {
+  if (queue < 0) return;
+  for (auto& [res, s] : queues_[static_cast<size_t>(queue)].slots) {
+    auto it = claim.find(res);
+    s.claim = it == claim.end() ? 0 : std::max<std::int64_t>(0, it->second);
+  }
+}
+
+void QuotaLedger::reduceClaim(int queue, const ResourceAmounts& amounts) {
+  if (queue < 0) return;
+  auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  for (const auto& [res, amount] : amounts) {
+    auto it = slots.find(res);
+    if (it != slots.end()) it->second.claim = std::max<std::int64_t>(0, it->second.claim - amount);
+  }
+}
+
+std::int64_t QuotaLedger::claimedFromPool(const Slot& s) {
+  if (s.claim <= 0 || s.usage >= s.quota.nominal) return 0;
+  const std::int64_t target = std::min(s.quota.nominal, s.usage + s.claim);
+  return std::max<std::int64_t>(0, target - s.guaranteed) -
+         std::max<std::int64_t>(0, s.usage - s.guaranteed);
 }
 
 void QuotaLedger::add(int queue, const ResourceAmounts& amounts) { change(queue, amounts, 1); }
@@ -104,8 +131,17 @@ std::optional<QuotaShortfall> QuotaLedger::check(int queue, const ResourceAmount
     }
     std::int64_t from_pool = std::max<std::int64_t>(0, after - s.guaranteed) -
                              std::max<std::int64_t>(0, s.usage - s.guaranteed);
-    if (from_pool > out.cohort_idle) {
-      out.needed = from_pool - out.cohort_idle;
+    std::int64_t available = out.cohort_idle;
+    if (after > s.quota.nominal && p) {
+      // Borrowing: what other members below nominal wait for is not lent.
+      for (const Slot* m : p->members) {
+        if (m != &s) out.cohort_claimed += claimedFromPool(*m);
+      }
+      out.cohort_claimed = std::min(out.cohort_claimed, out.cohort_idle);
+      available -= out.cohort_claimed;
+    }
+    if (from_pool > available) {
+      out.needed = from_pool - available;
       return out;
     }
   }
@@ -177,6 +213,9 @@ std::string describeShortfall(const QueueConfig& queue, const QuotaShortfall& s)
   } else if (!queue.cohort.empty()) {
     out += "; borrowing " + amount(borrowed) + ", cohort " + queue.cohort + " has " +
            amount(s.cohort_idle) + " idle";
+    if (s.cohort_claimed > 0) {
+      out += " (" + amount(s.cohort_claimed) + " held for queues below their nominal)";
+    }
   }
   if (s.over_borrowing_limit) {
     return out + "; needs " + amount(s.demand) + " " + noun + ", waiting for " + amount(s.needed) +

@@ -17,13 +17,20 @@
 // preemption.h). A queue without a cohort has a pool of its own, so it can
 // use exactly its nominal.
 //
+// Claims (Kueue admits borrowing only when no queue of the cohort below its
+// nominal has pending workloads that fit): a queue below nominal with
+// pending work claims the pool quota that work needs, up to its nominal. A
+// workload that would borrow may not take claimed quota. Without this, quota
+// freed by a reclaim goes to whichever borrower the order puts first, and
+// the reclaim repeats for ever.
+//
 // Resource names: "gpu" (all GPUs), "gpu:<model>" (GPUs whose model matches,
 // as in gpuModelMatches: "gpu:A100" covers "NVIDIA A100-SXM4-80GB"), "cpu",
 // "memory". Amounts are milli-GPU, millicores and bytes. A resource a queue
 // has no quota for is not limited for it; a job in a queue with no config
 // is not limited at all.
 //
-// QuotaLedger is a plain value; not thread-safe.
+// QuotaLedger holds pointers into itself: not copyable; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +68,7 @@ struct QuotaShortfall {
   std::int64_t nominal = 0;
   std::optional<std::int64_t> borrowing_limit;
   std::int64_t cohort_idle = 0;       // lendable quota of the cohort nobody uses
+  std::int64_t cohort_claimed = 0;    // of that, claimed by queues below nominal
   std::int64_t needed = 0;            // how much more must become free
   bool over_borrowing_limit = false;  // true: capped by borrowing_limit, not by the cohort
 };
@@ -68,6 +76,8 @@ struct QuotaShortfall {
 class QuotaLedger {
  public:
   explicit QuotaLedger(const std::vector<QueueConfig>& queues);
+  QuotaLedger(const QuotaLedger&) = delete;
+  QuotaLedger& operator=(const QuotaLedger&) = delete;
 
   // Index of the queue with this name, -1 when it has no config (no limits).
   int find(const std::string& name) const;
@@ -82,7 +92,14 @@ class QuotaLedger {
   void remove(int queue, const ResourceAmounts& amounts);
   std::int64_t usage(int queue, const std::string& resource) const;
 
-  // nullopt when the queue may take `demand` now.
+  // Pending demand of a queue that fits within its nominal (replaces the
+  // previous claim). Only the part up to nominal - usage counts, so the
+  // claim shrinks by itself as the queue's usage grows.
+  void setClaim(int queue, const ResourceAmounts& claim);
+  void reduceClaim(int queue, const ResourceAmounts& amounts);
+
+  // nullopt when the queue may take `demand` now. A demand that takes the
+  // queue above nominal must also leave the other members' claims free.
   std::optional<QuotaShortfall> check(int queue, const ResourceAmounts& demand) const;
   // The most of `resource` the queue could ever hold: nominal plus what it
   // may borrow from the rest of the cohort. nullopt: not limited.
@@ -94,16 +111,21 @@ class QuotaLedger {
   bool withinNominal(int queue, const ResourceAmounts& demand) const;
 
  private:
+  struct Slot;
   struct Pool {
     std::int64_t capacity = 0;  // sum of lendable quota
     std::int64_t used = 0;      // sum of usage above each member's guaranteed part
+    std::vector<const Slot*> members;
   };
   struct Slot {
     Quota quota;
     std::int64_t guaranteed = 0;  // nominal - lendable: never lent
     std::int64_t usage = 0;
-    Pool* pool = nullptr;  // into pools_, whose nodes never move
+    std::int64_t claim = 0;  // pending demand within nominal
+    Pool* pool = nullptr;    // into pools_, whose nodes never move
   };
+  // The pool quota a member's claim holds back from borrowers.
+  static std::int64_t claimedFromPool(const Slot& s);
   struct Entry {
     QueueConfig config;
     std::string pool_key;  // cohort name, or a private key for a queue without one

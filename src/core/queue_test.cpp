@@ -69,6 +69,33 @@ TEST(Quota, AQueueBelowNominalIsShortWhileOthersBorrowItsShare) {
   EXPECT_FALSE(l.check(v, a100(4)));
 }
 
+TEST(Quota, BorrowersMayNotTakeQuotaAQueueBelowNominalClaims) {
+  QuotaLedger l({queue("vision", "lab", Quota::units(4)), queue("nlp", "lab", Quota::units(4))});
+  int v = l.find("vision");
+  int n = l.find("nlp");
+  l.add(n, a100(5));
+  l.add(v, a100(1));
+  // 2 idle; vision waits for 3 more within its nominal, of which 2 are idle.
+  l.setClaim(v, a100(3));
+  auto s = l.check(n, a100(1));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->cohort_claimed, 2000);
+  EXPECT_EQ(describeShortfall(l.config(n), *s),
+            "project nlp uses 5 of 4 nominal A100 GPUs; borrowing 1, cohort lab has 2 idle (2 held "
+            "for queues below their nominal); waiting for 1 A100 GPUs");
+  // The claimer itself, and work within nominal, are not held back.
+  EXPECT_FALSE(l.check(v, a100(2)));
+  // The claim shrinks as vision's usage reaches its nominal.
+  l.add(v, a100(2));
+  l.reduceClaim(v, a100(2));
+  EXPECT_FALSE(l.check(n, a100(0)));
+  l.remove(n, a100(1));
+  // vision at 3 of 4 with 1 claimed: 1 idle, held for it.
+  EXPECT_TRUE(l.check(n, a100(1)));
+  l.setClaim(v, {});
+  EXPECT_FALSE(l.check(n, a100(1)));
+}
+
 TEST(Quota, LendingLimitKeepsPartOfTheNominalHome) {
   QuotaLedger l({queue("vision", "lab", Quota::units(8, std::nullopt, 2)),
                  queue("nlp", "lab", Quota::units(8))});

@@ -119,6 +119,7 @@ struct JobInfo {
   int ledger = -1;
   int shape = -1;
   ResourceAmounts request;
+  bool claimed = false;  // its request counts in its queue's claim (queue.h)
 };
 
 ResourceRate rateOf(const ReplicaShape& s, int replicas) {
@@ -159,6 +160,10 @@ class Pass {
   void give(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
   std::optional<std::vector<NodeChoice>> placeOpen(const ShapeInfo& s, bool keep);
   void recompute(QueueState& q);
+  void claim();
+  void unclaim(JobInfo& job);
+  Timestamp quotaEstimate(const JobInfo& job);
+  void waitQuota(std::size_t j, const QuotaShortfall& short_of);
   bool tryPreempt(std::size_t j);
   void buildReleases();
   Timestamp estimate(ShapeInfo& s);
@@ -210,6 +215,27 @@ class Pass {
   JobId reserved_job_;
   std::vector<Release> releases_;
   std::vector<Release> placed_releases_;
+  // Quota held by jobs placed in this pass, for quota estimates.
+  struct PlacedQuota {
+    int ledger = -1;
+    ResourceAmounts amounts;
+    Timestamp end = 0;  // 0: unknown
+  };
+  std::vector<PlacedQuota> placed_quota_;
+  // Running and placed quota holders in order of their end, built on the
+  // first quota estimate, end 0 (unknown) last.
+  struct QuotaEnd {
+    Timestamp end = 0;
+    int ledger = -1;
+    const RunInfo* run = nullptr;  // null: placed in this pass
+    std::size_t placed = 0;        // into placed_quota_, which may still grow
+  };
+  const ResourceAmounts& amountsOf(const QuotaEnd& e) const {
+    return e.run ? e.run->amounts : placed_quota_[e.placed].amounts;
+  }
+  std::vector<QuotaEnd> quota_ends_;
+  bool quota_ends_built_ = false;
+  std::map<std::pair<int, int>, Timestamp> quota_estimates_;  // by (ledger, shape)
   std::optional<ClusterState> future_;  // for estimates behind the reservation
   int estimates_ = 0;
   int preemption_attempts_ = 0;
@@ -366,6 +392,93 @@ void Pass::recompute(QueueState& q) {
   q.share = dominantShare(q.held, q.usage, capacity_, config_.fair_share_half_life, q.weight);
 }
 
+// Queues below nominal claim the quota their pending jobs need (queue.h),
+// so that borrowers cannot take quota such a queue waits for, in particular
+// quota it just reclaimed by preemption. Only jobs that fit within nominal
+// on their own claim: a job that must borrow has no better right than any
+// other borrower.
+void Pass::claim() {
+  std::vector<ResourceAmounts> claims(static_cast<std::size_t>(ledger_.size()));
+  for (auto& job : jobs_) {
+    if (job.ledger < 0 || !ledger_.withinNominal(job.ledger, job.request)) continue;
+    job.claimed = true;
+    for (const auto& [res, amount] : job.request) {
+      claims[static_cast<std::size_t>(job.ledger)][res] += amount;
+    }
+  }
+  for (int q = 0; q < ledger_.size(); ++q) ledger_.setClaim(q, claims[static_cast<std::size_t>(q)]);
+}
+
+// A job stops claiming once it holds its quota, or once it waits for
+// capacity: quota it cannot use now is lent, as before.
+void Pass::unclaim(JobInfo& job) {
+  if (!job.claimed) return;
+  job.claimed = false;
+  ledger_.reduceClaim(job.ledger, job.request);
+}
+
+void Pass::waitQuota(std::size_t j, const QuotaShortfall& short_of) {
+  const JobInfo& job = jobs_[j];
+  std::string message = "Waiting: " + describeShortfall(ledger_.config(job.ledger), short_of);
+  wait(j, WaitReason::kQuota, std::move(message), quotaEstimate(job));
+}
+
+// When the queue's quota lets the job in: give back the quota of running
+// jobs (and those placed in this pass) of its queue and cohort in order of
+// their end until the check passes. 0 when that takes a job without an end.
+// The capacity the job then needs is not looked at; a later pass refines.
+Timestamp Pass::quotaEstimate(const JobInfo& job) {
+  if (job.ledger < 0) return 0;
+  const auto key = std::make_pair(job.ledger, job.shape);
+  if (auto it = quota_estimates_.find(key); it != quota_estimates_.end()) return it->second;
+  // Each estimate walks the running jobs: a few per pass, as for capacity.
+  if (static_cast<int>(quota_estimates_.size()) >= 4 * std::max(1, config_.estimate_depth)) {
+    return 0;
+  }
+  if (!quota_ends_built_) {
+    quota_ends_built_ = true;
+    auto endOf = [&](const RunInfo& r) -> Timestamp {
+      if (r.job->stopping || r.victim) return now_;
+      if (r.job->max_runtime > 0) return std::max(now_, r.job->started_at + r.job->max_runtime);
+      return 0;
+    };
+    for (const auto& r : running_) {
+      if (r.ledger >= 0) quota_ends_.push_back({endOf(r), r.ledger, &r, 0});
+    }
+    for (std::size_t i = 0; i < placed_quota_.size(); ++i) {
+      quota_ends_.push_back({placed_quota_[i].end, placed_quota_[i].ledger, nullptr, i});
+    }
+    std::stable_sort(quota_ends_.begin(), quota_ends_.end(),
+                     [](const QuotaEnd& a, const QuotaEnd& b) {
+                       if ((a.end == 0) != (b.end == 0)) return b.end == 0;
+                       return a.end < b.end;
+                     });
+  }
+  const std::string& cohort = ledger_.config(job.ledger).cohort;
+  Timestamp out = 0;
+  std::vector<std::size_t> given;
+  for (std::size_t i = 0; i < quota_ends_.size(); ++i) {
+    const QuotaEnd& e = quota_ends_[i];
+    if (e.end == 0) break;  // the rest never ends by itself
+    // A victim of this pass has handed its quota over already.
+    if (e.run && e.run->victim) continue;
+    if (e.ledger != job.ledger && (cohort.empty() || ledger_.config(e.ledger).cohort != cohort)) {
+      continue;
+    }
+    ledger_.remove(e.ledger, amountsOf(e));
+    given.push_back(i);
+    if (!ledger_.check(job.ledger, job.request)) {
+      out = e.end;
+      break;
+    }
+  }
+  for (auto it = given.rbegin(); it != given.rend(); ++it) {
+    ledger_.add(quota_ends_[*it].ledger, amountsOf(quota_ends_[*it]));
+  }
+  quota_estimates_.emplace(key, out);
+  return out;
+}
+
 // The next job in order: highest priority at the head of a queue, then the
 // lowest share, then the oldest.
 std::size_t Pass::nextJob() {
@@ -477,9 +590,12 @@ bool Pass::tryPreempt(std::size_t j) {
   const ShapeInfo& s = shapes_[static_cast<std::size_t>(job.shape)];
   const GangRequest gang{s.shape, s.replicas, s.same_label};
   // Candidates: strictly lower priority in the same queue, or reclaim from
-  // cohort queues that borrow while this queue stays within nominal.
-  const bool may_reclaim = job.ledger >= 0 && !ledger_.config(job.ledger).cohort.empty() &&
-                           ledger_.withinNominal(job.ledger, job.request);
+  // cohort queues that borrow while this queue stays within nominal, or
+  // (borrow_within_cohort) strictly lower priority in cohort queues that
+  // borrow.
+  const bool in_cohort = job.ledger >= 0 && !ledger_.config(job.ledger).cohort.empty();
+  const bool may_reclaim = in_cohort && ledger_.withinNominal(job.ledger, job.request);
+  const bool may_borrow_preempt = in_cohort && config_.borrow_within_cohort;
   const auto memo = std::make_tuple(job.queue, p.priority, job.shape);
   if (no_victims_.count(memo)) return false;
   if (running_by_queue_.empty()) {
@@ -497,7 +613,7 @@ bool Pass::tryPreempt(std::size_t j) {
       stopping.push_back(i);
       return;
     }
-    if (same_queue && r.job->priority >= p.priority) return;
+    if ((same_queue || !may_reclaim) && r.job->priority >= p.priority) return;
     VictimInfo v{r.job->id, r.job->priority, r.job->started_at, r.job->last_checkpoint_at,
                  r.job->min_runtime};
     if (!protectedByMinRuntime(v, now_)) cands.push_back(i);
@@ -505,7 +621,7 @@ bool Pass::tryPreempt(std::size_t j) {
   for (std::size_t q = 0; q < qs_.size() && q < running_by_queue_.size(); ++q) {
     const bool same = static_cast<int>(q) == job.queue;
     const int ledger = qs_[q].ledger;
-    const bool cohort = may_reclaim && ledger >= 0 &&
+    const bool cohort = (may_reclaim || may_borrow_preempt) && ledger >= 0 &&
                         ledger_.config(ledger).cohort == ledger_.config(job.ledger).cohort;
     for (std::size_t i : running_by_queue_[q]) {
       if (same || cohort) {
@@ -608,7 +724,9 @@ bool Pass::tryPreempt(std::size_t j) {
   }
   if (placed) {
     ResourceAmounts amounts = amountsOf(*placed, s.shape, s.replicas);
+    unclaim(jobs_[j]);
     ledger_.add(job.ledger, amounts);
+    placed_quota_.push_back({job.ledger, amounts, 0});
     qs_[static_cast<std::size_t>(job.queue)].held += rateOf(s.shape, s.replicas);
     recompute(qs_[static_cast<std::size_t>(job.queue)]);
   }
@@ -637,7 +755,7 @@ bool Pass::tryPreempt(std::size_t j) {
     RunInfo& v = running_[cands[k]];
     v.victim = true;
     std::string why;
-    if (v.queue == job.queue) {
+    if (v.queue == job.queue || !may_reclaim) {
       why =
           "higher priority " + std::to_string(p.priority) + " > " + std::to_string(v.job->priority);
     } else {
@@ -657,8 +775,7 @@ void Pass::admit(std::size_t j) {
   QueueState& q = qs_[static_cast<std::size_t>(job.queue)];
   if (auto short_of = ledger_.check(job.ledger, job.request)) {
     if (tryPreempt(j)) return;
-    wait(j, WaitReason::kQuota,
-         "Waiting: " + describeShortfall(ledger_.config(job.ledger), *short_of));
+    waitQuota(j, *short_of);
     return;
   }
   const bool open = !reservation_ || endsBefore(now_, p.max_runtime, reservation_->start);
@@ -685,11 +802,12 @@ void Pass::admit(std::size_t j) {
     if (auto short_of = ledger_.check(job.ledger, amounts)) {
       // The GPU model it landed on is over quota (an unpinned selector).
       give(*placed, s.shape);
-      wait(j, WaitReason::kQuota,
-           "Waiting: " + describeShortfall(ledger_.config(job.ledger), *short_of));
+      waitQuota(j, *short_of);
       return;
     }
+    unclaim(job);
     ledger_.add(job.ledger, amounts);
+    placed_quota_.push_back({job.ledger, amounts, p.max_runtime > 0 ? now_ + p.max_runtime : 0});
     q.held += rateOf(s.shape, s.replicas);
     recompute(q);
     Placement out{p.id, {}};
@@ -703,6 +821,7 @@ void Pass::admit(std::size_t j) {
     return;
   }
   // Blocked by the reservation only?
+  unclaim(job);
   if (reservation_ && !open && !s.failed_open) {
     if (!s.fits_open) s.fits_open = placeOpen(s, false).has_value();
     if (*s.fits_open) {
@@ -777,6 +896,7 @@ Decision Pass::run() {
   indexCluster();
   loadRunning();
   loadPending();
+  claim();
   for (std::size_t j = nextJob(); j < jobs_.size(); j = nextJob()) admit(j);
   finish(out_);
   return std::move(out_);

@@ -101,6 +101,11 @@ struct PolicyConfig {
   DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;  // Slurm's default
   bool backfill = true;
   bool preemption = true;
+  // Kueue's borrowWithinCohort: a waiting job may also stop jobs of strictly
+  // lower priority in other queues of its cohort while those queues borrow,
+  // even when its own queue would borrow too. Off: only reclaim up to
+  // nominal crosses queues.
+  bool borrow_within_cohort = false;
   // Waiting jobs per pass that may look for victims (each try costs a few
   // placement attempts over the cluster).
   int max_preemption_attempts = 32;

@@ -41,9 +41,9 @@ struct PolicyOptions {
   bool queues = true;  // one queue per VC with quotas; false: no queue config
   bool backfill = true;
   bool preemption = true;
-  // Default 10 min: without it the core's reclaim can preempt a job again
-  // before its restart overhead is over, which livelocks (docs/simulator.md).
-  DurationMs min_runtime = 10 * 60'000;
+  // Default 0, as a JobSpec without min_runtime: the core hands quota freed
+  // by a reclaim to the preemptor, so reclaim converges without it.
+  DurationMs min_runtime = 0;
   // How long a preempted job takes to stop (SIGTERM to exit); it keeps its
   // GPUs meanwhile. The JobSpec default grace period.
   DurationMs stop_grace = 30'000;

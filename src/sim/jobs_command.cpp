@@ -31,7 +31,7 @@ struct JobsOptions {
   double las_threshold_gpu_hours = 1;
   double starvation_factor = 0;
   std::string quota = "share";
-  std::string min_runtime = "10m";
+  std::string min_runtime = "0";
   std::string stop_grace = "30s";
   bool no_backfill = false;
   bool no_preemption = false;

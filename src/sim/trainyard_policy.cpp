@@ -19,7 +19,8 @@
 // With `las_priority` the job priority is 1 while its attained GPU-service
 // is below the threshold, 0 after, so the core's priority order and its
 // in-queue priority preemption act as a two-level least-attained-service
-// scheduler, without a duration in sight.
+// scheduler, without a duration in sight; the core's borrow_within_cohort
+// lets those priorities preempt across VCs that borrow, not only within one.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -39,6 +40,10 @@ class TrainyardPolicy : public ReplayPolicy {
       : options_(o), las_priority_(las_priority) {
     config_.backfill = o.backfill;
     config_.preemption = o.preemption;
+    // LAS levels are priorities: a fresh job may stop a job past the
+    // threshold in another VC while that VC borrows, as Tiresias preempts
+    // across the whole cluster.
+    config_.borrow_within_cohort = las_priority;
   }
   std::string_view name() const override { return las_priority_ ? "trainyard-las" : "trainyard"; }
 
