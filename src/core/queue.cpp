@@ -81,6 +81,15 @@ void QuotaLedger::setClaim(int queue, const ResourceAmounts& claim) {
   }
 }
 
+void QuotaLedger::addClaim(int queue, const ResourceAmounts& amounts) {
+  if (queue < 0) return;
+  auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  for (const auto& [res, amount] : amounts) {
+    auto it = slots.find(res);
+    if (it != slots.end()) it->second.claim += std::max<std::int64_t>(0, amount);
+  }
+}
+
 void QuotaLedger::reduceClaim(int queue, const ResourceAmounts& amounts) {
   if (queue < 0) return;
   auto& slots = queues_[static_cast<size_t>(queue)].slots;

@@ -22,7 +22,8 @@
 // pending work claims the pool quota that work needs, up to its nominal. A
 // workload that would borrow may not take claimed quota. Without this, quota
 // freed by a reclaim goes to whichever borrower the order puts first, and
-// the reclaim repeats for ever.
+// the reclaim repeats for ever. The scheduler adds claims priority level by
+// level, so a claim only holds against borrowers of lower or equal priority.
 //
 // Resource names: "gpu" (all GPUs), "gpu:<model>" (GPUs whose model matches,
 // as in gpuModelMatches: "gpu:A100" covers "NVIDIA A100-SXM4-80GB"), "cpu",
@@ -96,6 +97,8 @@ class QuotaLedger {
   // previous claim). Only the part up to nominal - usage counts, so the
   // claim shrinks by itself as the queue's usage grows.
   void setClaim(int queue, const ResourceAmounts& claim);
+  // Adds to the claim (the scheduler raises claims priority level by level).
+  void addClaim(int queue, const ResourceAmounts& amounts);
   void reduceClaim(int queue, const ResourceAmounts& amounts);
 
   // nullopt when the queue may take `demand` now. A demand that takes the

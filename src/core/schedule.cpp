@@ -119,7 +119,8 @@ struct JobInfo {
   int ledger = -1;
   int shape = -1;
   ResourceAmounts request;
-  bool claimed = false;  // its request counts in its queue's claim (queue.h)
+  bool claimable = false;  // fits within nominal on its own: may claim (queue.h)
+  bool claimed = false;    // its request counts in its queue's claim now
 };
 
 ResourceRate rateOf(const ReplicaShape& s, int replicas) {
@@ -160,7 +161,7 @@ class Pass {
   void give(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
   std::optional<std::vector<NodeChoice>> placeOpen(const ShapeInfo& s, bool keep);
   void recompute(QueueState& q);
-  void claim();
+  void claim(int priority);
   void unclaim(JobInfo& job);
   Timestamp quotaEstimate(const JobInfo& job);
   void waitQuota(std::size_t j, const QuotaShortfall& short_of);
@@ -210,6 +211,8 @@ class Pass {
   std::vector<Waiting> waiting_;
   // Backfill.
   int reservation_attempts_ = 0;
+  // Claims count for jobs of this priority and above (see claim()).
+  std::optional<int> claim_level_;
   std::optional<Reservation> reservation_;
   int reserved_shape_ = -1;
   JobId reserved_job_;
@@ -381,6 +384,11 @@ void Pass::loadPending() {
       const PendingJob& x = *jobs_[a].job;
       const PendingJob& y = *jobs_[b].job;
       if (x.priority != y.priority) return x.priority > y.priority;
+      // A job that already had service waits behind fresh ones of its
+      // queue: least attained service first within a priority level.
+      if (x.attained_service != y.attained_service) {
+        return x.attained_service < y.attained_service;
+      }
       if (x.submitted != y.submitted) return x.submitted < y.submitted;
       return x.id < y.id;
     });
@@ -397,16 +405,37 @@ void Pass::recompute(QueueState& q) {
 // quota it just reclaimed by preemption. Only jobs that fit within nominal
 // on their own claim: a job that must borrow has no better right than any
 // other borrower.
-void Pass::claim() {
+//
+// A claim holds quota only against borrowers of lower or equal priority:
+// a demoted job of a queue below nominal must not keep a fresh job of
+// higher priority in a borrowing queue waiting, which would invert the
+// priority order across queues. Jobs come in order of priority (highest
+// first), so the pass raises the claims level by level: when the order
+// reaches `priority`, the claims of every job of that priority or higher
+// that still waits its turn count.
+void Pass::claim(int priority) {
+  if (claim_level_ && *claim_level_ <= priority) return;
+  const bool first = !claim_level_;
+  claim_level_ = priority;
   std::vector<ResourceAmounts> claims(static_cast<std::size_t>(ledger_.size()));
+  bool any = false;
   for (auto& job : jobs_) {
-    if (job.ledger < 0 || !ledger_.withinNominal(job.ledger, job.request)) continue;
+    if (first) {
+      job.claimable = job.ledger >= 0 && ledger_.withinNominal(job.ledger, job.request);
+      job.claimed = false;
+    }
+    if (!job.claimable || job.job->priority < priority) continue;
+    job.claimable = false;  // claims once; unclaim() ends it
     job.claimed = true;
+    any = true;
     for (const auto& [res, amount] : job.request) {
       claims[static_cast<std::size_t>(job.ledger)][res] += amount;
     }
   }
-  for (int q = 0; q < ledger_.size(); ++q) ledger_.setClaim(q, claims[static_cast<std::size_t>(q)]);
+  if (!any && !first) return;
+  for (int q = 0; q < ledger_.size(); ++q) {
+    ledger_.addClaim(q, claims[static_cast<std::size_t>(q)]);
+  }
 }
 
 // A job stops claiming once it holds its quota, or once it waits for
@@ -479,7 +508,8 @@ Timestamp Pass::quotaEstimate(const JobInfo& job) {
   return out;
 }
 
-// The next job in order: highest priority at the head of a queue, then the
+// The next job in order: highest priority at the head of a queue, then
+// (JobOrder::kLeastAttainedService) the least attained service, then the
 // lowest share, then the oldest.
 std::size_t Pass::nextJob() {
   int best = -1;
@@ -493,7 +523,10 @@ std::size_t Pass::nextJob() {
     const QueueState& b = qs_[static_cast<std::size_t>(best)];
     const PendingJob& x = *jobs_[q.jobs[q.next]].job;
     const PendingJob& y = *jobs_[b.jobs[b.next]].job;
-    bool better = x.priority != y.priority     ? x.priority > y.priority
+    const bool las = config_.order == JobOrder::kLeastAttainedService;
+    bool better = x.priority != y.priority ? x.priority > y.priority
+                  : las && x.attained_service != y.attained_service
+                      ? x.attained_service < y.attained_service
                   : q.share != b.share         ? q.share < b.share
                   : x.submitted != y.submitted ? x.submitted < y.submitted
                                                : x.id < y.id;
@@ -614,6 +647,8 @@ bool Pass::tryPreempt(std::size_t j) {
       return;
     }
     if ((same_queue || !may_reclaim) && r.job->priority >= p.priority) return;
+    // Reclaim that respects priority never stops a job above the preemptor.
+    if (config_.reclaim_respects_priority && r.job->priority > p.priority) return;
     VictimInfo v{r.job->id, r.job->priority, r.job->started_at, r.job->last_checkpoint_at,
                  r.job->min_runtime};
     if (!protectedByMinRuntime(v, now_)) cands.push_back(i);
@@ -896,8 +931,10 @@ Decision Pass::run() {
   indexCluster();
   loadRunning();
   loadPending();
-  claim();
-  for (std::size_t j = nextJob(); j < jobs_.size(); j = nextJob()) admit(j);
+  for (std::size_t j = nextJob(); j < jobs_.size(); j = nextJob()) {
+    claim(jobs_[j].job->priority);
+    admit(j);
+  }
   finish(out_);
   return std::move(out_);
 }

@@ -7,6 +7,8 @@
 //     weighted dominant share (fair_share.h: current holdings plus usage
 //     decayed with a half-life, lowest first), then by submission time. The
 //     share is updated as the pass admits jobs, so equal queues alternate.
+//     Within a queue, least attained service comes before age; with
+//     JobOrder::kLeastAttainedService it comes before the share too.
 //  3. Admission, job by job in that order: the quota check (usage within
 //     nominal plus what the cohort may lend), then a gang placement through
 //     the placement policy (gang.h: all replicas or none, fewest nodes,
@@ -66,6 +68,10 @@ struct PendingJob {
   std::string same_label{};    // replicas on nodes sharing this label's value
   DurationMs max_runtime = 0;  // 0: unlimited; a job with one may be backfilled
   DurationMs min_runtime = 0;  // carried to the running job: not preempted before
+  // GPU-ms of service the job received in earlier runs (GPUs x time run, as
+  // Tiresias counts it); 0 for a job that never ran. Orders jobs within a
+  // priority level (JobOrder).
+  std::int64_t attained_service = 0;
   ReplicaShape shape() const { return shapeOf(per_replica, node_selector); }
 };
 
@@ -93,12 +99,26 @@ struct QueueSnapshot {
   std::map<std::string, DecayedUsage> usage{};
 };
 
+// How pending jobs of equal priority are ordered. Priority always comes
+// first, and quota limits every order.
+enum class JobOrder {
+  // By the queue's weighted dominant share (fair_share.h), then, within a
+  // queue, least attained service, then submission time.
+  kFairShare,
+  // Least attained service across queues (Tiresias' LAS, Gu et al. NSDI'19,
+  // with continuous rather than discretised service), then the queue's
+  // share, then submission time: short jobs finish first without anyone
+  // knowing their duration.
+  kLeastAttainedService,
+};
+
 struct PolicyConfig {
   // Chooses nodes for replicas. Not owned; must outlive the call. Null: a
   // built-in best-fit.
   PlacementPolicy* placement = nullptr;
   std::vector<QueueConfig> queues;                           // none: every job is unlimited
   DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;  // Slurm's default
+  JobOrder order = JobOrder::kFairShare;
   bool backfill = true;
   bool preemption = true;
   // Kueue's borrowWithinCohort: a waiting job may also stop jobs of strictly
@@ -106,6 +126,14 @@ struct PolicyConfig {
   // even when its own queue would borrow too. Off: only reclaim up to
   // nominal crosses queues.
   bool borrow_within_cohort = false;
+  // Reclaim (a queue within nominal stopping borrowers of its cohort) takes
+  // only victims of lower or equal priority than the waiting job (Kueue's
+  // reclaimWithinCohort: LowerPriority, with equal priority still allowed so
+  // that quota comes back among equals). Off: any priority (Kueue's Any).
+  // Priority levels that change as jobs run (least attained service) need
+  // it: otherwise a demoted job of a queue below nominal stops a fresh job
+  // of a borrowing queue, inverting the order.
+  bool reclaim_respects_priority = false;
   // Waiting jobs per pass that may look for victims (each try costs a few
   // placement attempts over the cluster).
   int max_preemption_attempts = 32;

@@ -668,6 +668,93 @@ TEST(Preemption, ReclaimedQuotaGoesToThePreemptorEvenWithoutMinRuntime) {
       << nlp->message;
 }
 
+// A claim holds quota against borrowers of lower or equal priority only: a
+// queue below nominal whose waiting job has priority 0 does not keep a
+// priority-1 job of a borrowing queue off idle quota.
+TEST(Claims, HoldQuotaOnlyAgainstBorrowersOfLowerOrEqualPriority) {
+  Sim s;
+  s.nodes = {node("a", 8)};
+  s.config.queues = {gpuQueue("vision", "lab", Quota::units(4)),
+                     gpuQueue("nlp", "lab", Quota::units(4))};
+  s.config.preemption = false;
+  // nlp holds 6 (borrowing 2), vision 0: 2 GPUs idle.
+  for (int i = 1; i <= 6; ++i) s.submit(queued(i, "nlp", 1));
+  s.step();
+  ASSERT_EQ(s.runningIn("nlp"), 6);
+  // vision waits with a job that cannot fit now (it claims 4 within its
+  // nominal); nlp's fresh job of higher priority may borrow the idle 2.
+  s.submit(queued(10, "vision", 4, 0));
+  s.submit(queued(11, "nlp", 2, 1));
+  Decision d = s.pass();
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(11));
+  // At equal priority the claim holds.
+  s.pending.back().priority = 0;
+  s.specs[JobId(11)].priority = 0;
+  d = s.pass();
+  EXPECT_TRUE(d.placements.empty());
+  EXPECT_EQ(findWaiting(d, 11)->reason, WaitReason::kQuota);
+}
+
+TEST(Preemption, ReclaimRespectingPriorityNeverStopsAHigherPriorityBorrower) {
+  Sim s;
+  s.nodes = {node("a", 8)};
+  s.config.queues = {gpuQueue("vision", "lab", Quota::units(4)),
+                     gpuQueue("nlp", "lab", Quota::units(4))};
+  s.config.reclaim_respects_priority = true;
+  for (int i = 1; i <= 8; ++i) s.submit(queued(i, "nlp", 1, 1));
+  s.step();
+  ASSERT_EQ(s.runningIn("nlp"), 8);
+  s.submit(queued(20, "vision", 2, 0));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(s.step().preemptions.empty());
+  // Equal priority: reclaim as before.
+  s.submit(queued(21, "vision", 2, 1));
+  Decision d = s.step();
+  EXPECT_EQ(d.preemptions.size(), 2u);
+}
+
+TEST(Order, LeastAttainedServiceGoesFirstAcrossQueues) {
+  PolicyConfig config;
+  config.order = JobOrder::kLeastAttainedService;
+  config.queues = {gpuQueue("vision", "lab", Quota::units(4)),
+                   gpuQueue("nlp", "lab", Quota::units(4))};
+  ClusterSnapshot c;
+  c.nodes.push_back({node("a", 2), {}, Quantity(), 0});
+  QueueSnapshot q;
+  // vision used a lot lately (fair share would put nlp first), but nlp's
+  // job already had an hour of service and vision's none.
+  q.usage["vision"] = accumulateUsage({}, {8000, 0, 0}, 3600 * 1000, 7LL * 24 * 3600 * 1000);
+  PendingJob served = queued(1, "nlp", 2);
+  served.attained_service = 3600 * 1000;
+  PendingJob fresh = queued(2, "vision", 2);
+  fresh.submitted = 10;
+  q.pending = {served, fresh};
+  Rng rng(1);
+  Decision d = schedule(c, q, config, 0, rng);
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(2));
+  // Fair share: the queue that used less goes first.
+  config.order = JobOrder::kFairShare;
+  d = schedule(c, q, config, 0, rng);
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(1));
+}
+
+TEST(Order, WithinAQueueLeastAttainedServiceBeforeAge) {
+  ClusterSnapshot c;
+  c.nodes.push_back({node("a", 2), {}, Quantity(), 0});
+  QueueSnapshot q;
+  PendingJob old_served = job(1, 2);
+  old_served.attained_service = 1000;
+  PendingJob fresh = job(2, 2);
+  fresh.submitted = 10;
+  q.pending = {old_served, fresh};
+  Rng rng(1);
+  Decision d = schedule(c, q, PolicyConfig{}, 0, rng);
+  ASSERT_EQ(d.placements.size(), 1u);
+  EXPECT_EQ(d.placements[0].job, JobId(2));
+}
+
 RunningJob runningOn(std::int64_t id, const std::string& queue, std::vector<int> gpus,
                      DurationMs max_runtime, Timestamp started = 0) {
   RunningJob r;

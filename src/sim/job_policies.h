@@ -47,6 +47,9 @@ struct PolicyOptions {
   // How long a preempted job takes to stop (SIGTERM to exit); it keeps its
   // GPUs meanwhile. The JobSpec default grace period.
   DurationMs stop_grace = 30'000;
+  // Half-life of the queues' decayed usage in the fair-share order; 0: the
+  // core's default (7 days, Slurm's).
+  DurationMs fair_share_half_life = 0;
 };
 
 std::vector<std::string> replayPolicyNames();

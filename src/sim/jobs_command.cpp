@@ -33,6 +33,7 @@ struct JobsOptions {
   std::string quota = "share";
   std::string min_runtime = "0";
   std::string stop_grace = "30s";
+  std::string fair_share_half_life = "7d";
   bool no_backfill = false;
   bool no_preemption = false;
   bool no_queues = false;
@@ -101,6 +102,8 @@ void run(const JobsOptions& o) {
   policy_opts.starvation_factor = o.starvation_factor;
   policy_opts.min_runtime = orFail(parseInterval(o.min_runtime, "--min-runtime"));
   policy_opts.stop_grace = orFail(parseInterval(o.stop_grace, "--stop-grace"));
+  policy_opts.fair_share_half_life =
+      orFail(parseInterval(o.fair_share_half_life, "--fair-share-half-life"));
   policy_opts.backfill = !o.no_backfill;
   policy_opts.preemption = !o.no_preemption;
   policy_opts.queues = !o.no_queues;
@@ -190,6 +193,9 @@ void addJobsCommand(CLI::App& simulate) {
       ->capture_default_str();
   cmd->add_option("--stop-grace", o->stop_grace,
                   "trainyard: how long a preempted job keeps its GPUs while stopping")
+      ->capture_default_str();
+  cmd->add_option("--fair-share-half-life", o->fair_share_half_life,
+                  "trainyard: half-life of the VCs' decayed usage in the fair-share order")
       ->capture_default_str();
   cmd->add_flag("--no-backfill", o->no_backfill, "trainyard: turn EASY backfill off");
   cmd->add_flag("--no-preemption", o->no_preemption, "trainyard: turn preemption off");

@@ -44,6 +44,11 @@ class TrainyardPolicy : public ReplayPolicy {
     // threshold in another VC while that VC borrows, as Tiresias preempts
     // across the whole cluster.
     config_.borrow_within_cohort = las_priority;
+    config_.reclaim_respects_priority = las_priority;
+    // Within a LAS level, the least served job first (the core's order),
+    // so among demoted jobs the shorter ones finish first.
+    if (las_priority) config_.order = JobOrder::kLeastAttainedService;
+    if (o.fair_share_half_life > 0) config_.fair_share_half_life = o.fair_share_half_life;
   }
   std::string_view name() const override { return las_priority_ ? "trainyard-las" : "trainyard"; }
 
@@ -73,6 +78,7 @@ class TrainyardPolicy : public ReplayPolicy {
       p.project = p.queue;
       p.max_runtime = remainingEstimate(j, r, state);
       p.min_runtime = options_.min_runtime;
+      p.attained_service = state.attainedGpuMs(id);
       queues.pending.push_back(std::move(p));
     }
     queues.running.reserve(state.running().size());
@@ -134,11 +140,24 @@ class TrainyardPolicy : public ReplayPolicy {
     return out;
   }
 
-  // The next victim to finish stopping.
-  std::optional<Timestamp> wakeup(const ReplayState& /*state*/) const override {
+  // The next victim to finish stopping; with LAS levels also, as Tiresias,
+  // the next running job to cross the threshold while a job of the high
+  // level waits (it becomes a victim then).
+  std::optional<Timestamp> wakeup(const ReplayState& state) const override {
     std::optional<Timestamp> next;
     for (const auto& [id, stop] : stopping_) {
       if (!next || stop.at < *next) next = stop.at;
+    }
+    if (!las_priority_) return next;
+    bool high_waiting = false;
+    for (JobId id : state.pending()) high_waiting = high_waiting || priorityOf(state, id) > 0;
+    if (!high_waiting) return next;
+    for (JobId id : state.running()) {
+      const std::int64_t left = options_.las_threshold_gpu_ms - state.attainedGpuMs(id);
+      if (left <= 0) continue;
+      const int gpus = std::max(1, state.job(id).gpus);
+      const Timestamp t = state.now() + (left + gpus - 1) / gpus;
+      if (!next || t < *next) next = t;
     }
     return next;
   }
