@@ -106,14 +106,13 @@ Status validateSpec(const JobSpec& spec) {
     return Status::invalidArgument("must be 0 or more", "resources.gpus");
   }
   if (!spec.resources.gpus.isWhole() && spec.resources.gpus > Quantity::whole(1)) {
-    return Status::invalidArgument("a share of one GPU (0.25) or whole GPUs (2); got " +
-                                       spec.resources.gpus.toString(),
-                                   "resources.gpus");
+    return Status::invalidArgument(
+        "a share of one GPU (0.25) or whole GPUs (2); got " + spec.resources.gpus.toString(),
+        "resources.gpus");
   }
   if (!spec.resources.gpus.isWhole() && spec.resources.gpus.milli() % 10 != 0) {
-    return Status::invalidArgument("GPU shares go in steps of 0.01; got " +
-                                       spec.resources.gpus.toString(),
-                                   "resources.gpus");
+    return Status::invalidArgument(
+        "GPU shares go in steps of 0.01; got " + spec.resources.gpus.toString(), "resources.gpus");
   }
   if (!spec.resources.gpus.isWhole() && spec.replicas > 1) {
     return Status::invalidArgument(

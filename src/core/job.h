@@ -33,7 +33,7 @@ struct RetryPolicy {
 struct JobSpec {
   std::string name;
   std::string project = "default";
-  std::string queue;  // empty: the project's queue from the server config
+  std::string queue;                 // empty: the project's queue from the server config
   std::vector<std::string> command;  // argv; exactly one of command and script
   std::string script;                // run by /bin/sh -c
   std::string image;                 // empty: run as a plain process
@@ -42,8 +42,8 @@ struct JobSpec {
   std::map<std::string, std::string> env;
   std::string workdir;
   int priority = 0;
-  DurationMs max_runtime = 0;        // zero: unlimited
-  DurationMs min_runtime = 0;        // not preempted before it ran this long
+  DurationMs max_runtime = 0;                        // zero: unlimited
+  DurationMs min_runtime = 0;                        // not preempted before it ran this long
   std::map<std::string, std::string> node_selector;  // node labels a replica's node must have
   std::string same_label;  // replicas of a multi-node gang share this node label's value ("rack")
   DurationMs grace_period = 30'000;  // SIGTERM to SIGKILL
