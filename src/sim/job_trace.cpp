@@ -6,6 +6,8 @@
 #include <fstream>
 #include <map>
 
+#include "sim/trace_csv.h"
+
 namespace ty {
 namespace {
 
@@ -24,21 +26,6 @@ bool parseInt(std::string_view s, int& out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size();
-}
-
-// Splits one CSV line on commas (the Philly file has no quoted fields).
-std::vector<std::string_view> splitLine(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return out;
-    }
-    out.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
 }
 
 std::string_view trim(std::string_view s) {
@@ -86,7 +73,7 @@ Result<std::vector<TraceJob>> parsePhillyCsv(std::istream& in, const std::string
   // columns still read.
   static const char* kNeeded[] = {"timestamp", "duration", "num_gpus", "cluster"};
   std::map<std::string, std::size_t, std::less<>> header;
-  std::vector<std::string_view> names = splitLine(line);
+  std::vector<std::string_view> names = splitCsvFields(line);
   for (std::size_t i = 0; i < names.size(); ++i) header.emplace(std::string(trim(names[i])), i);
   std::size_t col[4];
   for (int k = 0; k < 4; ++k) {
@@ -104,7 +91,7 @@ Result<std::vector<TraceJob>> parsePhillyCsv(std::istream& in, const std::string
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
-    std::vector<std::string_view> f = splitLine(line);
+    std::vector<std::string_view> f = splitCsvFields(line);
     const std::string where = source + ":" + std::to_string(line_no) + ": ";
     if (f.size() != width) {
       return Status::invalidArgument(where + "expected " + std::to_string(width) +

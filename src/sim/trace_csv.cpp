@@ -6,9 +6,8 @@
 #include <sstream>
 
 namespace ty {
-namespace {
 
-std::vector<std::string_view> splitFields(std::string_view line) {
+std::vector<std::string_view> splitCsvFields(std::string_view line) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
   while (true) {
@@ -22,6 +21,8 @@ std::vector<std::string_view> splitFields(std::string_view line) {
   }
 }
 
+namespace {
+
 // A CSV with a header row, walked row by row; cells by column name.
 class CsvTable {
  public:
@@ -31,7 +32,7 @@ class CsvTable {
   Status open(const std::vector<std::string>& required) {
     std::string_view header;
     if (!nextLine(header)) return Status::invalidArgument(std::string(source_) + ": empty file");
-    auto names = splitFields(header);
+    auto names = splitCsvFields(header);
     for (std::size_t i = 0; i < names.size(); ++i) columns_[std::string(names[i])] = i;
     for (const auto& r : required) {
       if (!columns_.count(r)) {
@@ -47,7 +48,7 @@ class CsvTable {
     std::string_view line;
     while (nextLine(line)) {
       if (line.empty()) continue;
-      row_ = splitFields(line);
+      row_ = splitCsvFields(line);
       return true;
     }
     return false;

@@ -41,5 +41,8 @@ Result<std::vector<OpenbPod>> parseOpenbPods(std::string_view text, std::string_
 
 // Read a whole file; NotFound when it cannot be opened.
 Result<std::string> readTextFile(const std::string& path);
+// The fields of one CSV line split on commas; the traces read here have
+// no quoted fields.
+std::vector<std::string_view> splitCsvFields(std::string_view line);
 
 }  // namespace ty
