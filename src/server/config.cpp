@@ -93,6 +93,8 @@ Status readScheduler(const Json& j, SchedulerSettings& s) {
   TY_RETURN_IF_ERROR(r.duration("fair_share_half_life", s.fair_share_half_life));
   TY_RETURN_IF_ERROR(r.boolean("backfill", s.backfill));
   TY_RETURN_IF_ERROR(r.boolean("preemption", s.preemption));
+  TY_RETURN_IF_ERROR(r.boolean("borrow_within_cohort", s.borrow_within_cohort));
+  TY_RETURN_IF_ERROR(r.boolean("reclaim_respects_priority", s.reclaim_respects_priority));
   if (const Json* queues = r.get("queues")) {
     if (!queues->is_array()) {
       return Status::invalidArgument("must be a list of queues", "scheduler.queues");

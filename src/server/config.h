@@ -20,6 +20,8 @@ struct SchedulerSettings {
   DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;
   bool backfill = true;
   bool preemption = true;
+  bool borrow_within_cohort = false;       // stop lower-priority borrowers of the cohort
+  bool reclaim_respects_priority = false;  // reclaim only from equal or lower priority
 };
 
 struct ServerConfig {

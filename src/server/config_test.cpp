@@ -39,6 +39,7 @@ scheduler:
   placement: best-fit
   fair_share_half_life: 1d
   backfill: false
+  borrow_within_cohort: true
   queues:
     - name: vision
       cohort: research
@@ -58,6 +59,8 @@ scheduler:
   EXPECT_EQ(s.fair_share_half_life, 86'400'000);
   EXPECT_FALSE(s.backfill);
   EXPECT_TRUE(s.preemption);
+  EXPECT_TRUE(s.borrow_within_cohort);
+  EXPECT_FALSE(s.reclaim_respects_priority);
   ASSERT_EQ(s.queues.size(), 2u);
   const QueueConfig& v = s.queues[0];
   EXPECT_EQ(v.project, "vision");

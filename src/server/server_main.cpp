@@ -118,6 +118,8 @@ int runServer(const ServerConfig& config) {
   options.policy.fair_share_half_life = config.scheduler.fair_share_half_life;
   options.policy.backfill = config.scheduler.backfill;
   options.policy.preemption = config.scheduler.preemption;
+  options.policy.borrow_within_cohort = config.scheduler.borrow_within_cohort;
+  options.policy.reclaim_respects_priority = config.scheduler.reclaim_respects_priority;
   options.pick_port = [] {
     auto p = pickFreeTcpPort();
     return p.isOk() ? *p : 29500;
