@@ -1,10 +1,19 @@
 #include "core/cluster.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 namespace ty {
 
 ReplicaShape shapeOf(const Resources& r, const std::map<std::string, std::string>& node_selector) {
+  ReplicaShape s = heldShapeOf(r);
+  s.gpu_types = r.gpu_types;
+  s.node_selector = node_selector;
+  return s;
+}
+
+ReplicaShape heldShapeOf(const Resources& r) {
   ReplicaShape s;
   if (r.gpus.isWhole()) {
     s.gpu_count = static_cast<int>(r.gpus.wholeUnits());
@@ -15,66 +24,133 @@ ReplicaShape shapeOf(const Resources& r, const std::map<std::string, std::string
   }
   s.cpus = r.cpus;
   s.memory_bytes = r.memory_bytes;
-  s.gpu_types = r.gpu_types;
-  s.node_selector = node_selector;
   return s;
 }
 
 ClusterState::ClusterState(const ClusterSnapshot& snapshot) {
   nodes_.reserve(snapshot.nodes.size());
-  std::map<std::string, int> model_ids;
+  entry_begin_.reserve(snapshot.nodes.size() + 1);
+  gpu_begin_.reserve(snapshot.nodes.size() + 1);
+  // A pass builds this for every node of the cluster, so model names are
+  // interned without copying them: GPUs of one node almost always share a
+  // model, and the views point into the snapshot, which outlives the loop.
+  std::unordered_map<std::string_view, int> model_ids;
   for (const auto& n : snapshot.nodes) {
     NodeFree f;
     f.info = &n.info;
     f.free_cpus = n.info.cpus - n.used_cpus;
     f.free_memory = n.info.memory_bytes - n.used_memory;
-    f.gpu_free.reserve(n.info.gpus.size());
-    for (const auto& g : n.info.gpus) {
-      auto it = n.gpu_used_milli.find(g.index);
-      int used = it == n.gpu_used_milli.end() ? 0 : it->second;
-      f.gpu_free.push_back(g.healthy ? std::max(0, 1000 - used) : -1);
-      auto [m, inserted] = model_ids.emplace(g.model, static_cast<int>(models_.size()));
-      if (inserted) models_.push_back(g.model);
-      f.gpu_model.push_back(m->second);
+    const std::size_t count = n.info.gpus.size();
+    f.gpu_free.resize(count);
+    f.gpu_model.resize(count);
+    const std::size_t first_entry = entries_.size();
+    entry_begin_.push_back(first_entry);
+    gpu_begin_.push_back(gpu_indices_.size());
+    for (std::size_t i = 0; i < count; ++i) {
+      const GpuInfo& g = n.info.gpus[i];
+      int used = 0;
+      if (!n.gpu_used_milli.empty()) {
+        auto it = n.gpu_used_milli.find(g.index);
+        if (it != n.gpu_used_milli.end()) used = it->second;
+      }
+      f.gpu_free[i] = g.healthy ? std::max(0, 1000 - used) : -1;
+      int model = 0;
+      if (i > 0 && g.model == n.info.gpus[i - 1].model) {
+        model = f.gpu_model[i - 1];
+      } else {
+        auto [it, inserted] = model_ids.try_emplace(g.model, static_cast<int>(models_.size()));
+        if (inserted) models_.push_back(g.model);
+        model = it->second;
+      }
+      f.gpu_model[i] = model;
+      gpu_indices_.push_back(g.index);
+      auto known =
+          std::find_if(entries_.begin() + static_cast<std::ptrdiff_t>(first_entry), entries_.end(),
+                       [&](const NodeIndexEntry& e) { return e.model == model; });
+      if (known == entries_.end()) entries_.push_back({model, 0, false});
     }
     nodes_.push_back(std::move(f));
   }
+  entry_begin_.push_back(entries_.size());
+  gpu_begin_.push_back(gpu_indices_.size());
+  // The index is built in bulk: each bucket's keys sorted once, so that the
+  // sets are filled in order (linear) instead of by one search per node.
+  std::vector<std::vector<std::vector<BucketKey>>> whole_keys(models_.size());
+  std::vector<std::vector<BucketKey>> partial_keys(models_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    countFree(i);
+    const BucketKey key{nodes_[i].free_cpus.milli(), i};
+    for (const NodeIndexEntry& e : entriesOf(i)) {
+      auto& levels = whole_keys[static_cast<std::size_t>(e.model)];
+      if (levels.size() <= static_cast<std::size_t>(e.whole_free)) {
+        levels.resize(static_cast<std::size_t>(e.whole_free) + 1);
+      }
+      levels[static_cast<std::size_t>(e.whole_free)].push_back(key);
+      if (e.partial) partial_keys[static_cast<std::size_t>(e.model)].push_back(key);
+    }
+  }
+  auto toSet = [](std::vector<BucketKey>& keys) {
+    std::sort(keys.begin(), keys.end());
+    return std::set<BucketKey>(keys.begin(), keys.end());
+  };
   whole_.resize(models_.size());
   partial_.resize(models_.size());
-  node_entries_.resize(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) reindex(i);
-}
-
-void ClusterState::unindex(std::size_t node) {
-  BucketKey key{nodes_[node].free_cpus.milli(), node};
-  for (const NodeIndexEntry& e : node_entries_[node]) {
-    whole_[static_cast<size_t>(e.model)][static_cast<size_t>(e.whole_free)].erase(key);
-    if (e.partial) partial_[static_cast<size_t>(e.model)].erase(key);
+  for (std::size_t m = 0; m < models_.size(); ++m) {
+    for (auto& keys : whole_keys[m]) whole_[m].push_back(toSet(keys));
+    partial_[m] = toSet(partial_keys[m]);
   }
-  node_entries_[node].clear();
 }
 
-void ClusterState::reindex(std::size_t node) {
+void ClusterState::countFree(std::size_t node) {
   const NodeFree& n = nodes_[node];
-  std::vector<NodeIndexEntry>& entries = node_entries_[node];
-  for (size_t i = 0; i < n.gpu_free.size(); ++i) {
+  std::span<NodeIndexEntry> entries = entriesOf(node);
+  for (NodeIndexEntry& e : entries) {
+    e.whole_free = 0;
+    e.partial = false;
+  }
+  for (std::size_t i = 0; i < n.gpu_free.size(); ++i) {
     auto it = std::find_if(entries.begin(), entries.end(),
                            [&](const NodeIndexEntry& e) { return e.model == n.gpu_model[i]; });
-    if (it == entries.end()) {
-      entries.push_back({n.gpu_model[i], 0, false});
-      it = entries.end() - 1;
-    }
     if (n.gpu_free[i] == 1000) ++it->whole_free;
     if (n.gpu_free[i] > 0 && n.gpu_free[i] < 1000) it->partial = true;
   }
-  BucketKey key{n.free_cpus.milli(), node};
-  for (const NodeIndexEntry& e : entries) {
-    auto& levels = whole_[static_cast<size_t>(e.model)];
-    if (levels.size() <= static_cast<size_t>(e.whole_free)) {
-      levels.resize(static_cast<size_t>(e.whole_free) + 1);
+}
+
+// Moves the node's index entries to where its new free counts and CPU put
+// them. Set nodes are moved, not freed and allocated again: take and give
+// run for every replica placed, given back or tried in a pass.
+void ClusterState::reindex(std::size_t node, BucketKey before) {
+  const NodeFree& n = nodes_[node];
+  const BucketKey after{n.free_cpus.milli(), node};
+  for (NodeIndexEntry& e : entriesOf(node)) {
+    int whole_free = 0;
+    bool partial = false;
+    for (std::size_t i = 0; i < n.gpu_free.size(); ++i) {
+      if (n.gpu_model[i] != e.model) continue;
+      if (n.gpu_free[i] == 1000) ++whole_free;
+      if (n.gpu_free[i] > 0 && n.gpu_free[i] < 1000) partial = true;
     }
-    levels[static_cast<size_t>(e.whole_free)].insert(key);
-    if (e.partial) partial_[static_cast<size_t>(e.model)].insert(key);
+    auto& levels = whole_[static_cast<size_t>(e.model)];
+    if (whole_free != e.whole_free || before != after) {
+      auto moved = levels[static_cast<size_t>(e.whole_free)].extract(before);
+      moved.value() = after;
+      if (levels.size() <= static_cast<size_t>(whole_free)) {
+        levels.resize(static_cast<size_t>(whole_free) + 1);
+      }
+      levels[static_cast<size_t>(whole_free)].insert(std::move(moved));
+    }
+    auto& partly = partial_[static_cast<size_t>(e.model)];
+    if (e.partial && partial && before != after) {
+      auto moved = partly.extract(before);
+      moved.value() = after;
+      partly.insert(std::move(moved));
+    } else if (e.partial && !partial) {
+      partly.erase(before);
+    } else if (!e.partial && partial) {
+      partly.insert(after);
+    }
+    e.whole_free = whole_free;
+    e.partial = partial;
   }
 }
 
@@ -169,21 +245,31 @@ std::vector<std::size_t> ClusterState::indexedCandidates(const ReplicaShape& sha
 }
 
 void ClusterState::take(const NodeChoice& choice, const ReplicaShape& shape) {
-  unindex(choice.node);
-  NodeFree& n = nodes_[choice.node];
-  for (int p : choice.gpu_positions) n.gpu_free[static_cast<size_t>(p)] -= shape.gpu_milli;
-  if (!shape.cpus.isZero()) n.free_cpus -= shape.cpus;
-  if (shape.memory_bytes > 0) n.free_memory -= shape.memory_bytes;
-  reindex(choice.node);
+  take(choice.node, choice.gpu_positions, shape);
 }
 
 void ClusterState::give(const NodeChoice& choice, const ReplicaShape& shape) {
-  unindex(choice.node);
-  NodeFree& n = nodes_[choice.node];
-  for (int p : choice.gpu_positions) n.gpu_free[static_cast<size_t>(p)] += shape.gpu_milli;
+  give(choice.node, choice.gpu_positions, shape);
+}
+
+void ClusterState::take(std::size_t node, std::span<const int> gpu_positions,
+                        const ReplicaShape& shape) {
+  NodeFree& n = nodes_[node];
+  const BucketKey before{n.free_cpus.milli(), node};
+  for (int p : gpu_positions) n.gpu_free[static_cast<size_t>(p)] -= shape.gpu_milli;
+  if (!shape.cpus.isZero()) n.free_cpus -= shape.cpus;
+  if (shape.memory_bytes > 0) n.free_memory -= shape.memory_bytes;
+  reindex(node, before);
+}
+
+void ClusterState::give(std::size_t node, std::span<const int> gpu_positions,
+                        const ReplicaShape& shape) {
+  NodeFree& n = nodes_[node];
+  const BucketKey before{n.free_cpus.milli(), node};
+  for (int p : gpu_positions) n.gpu_free[static_cast<size_t>(p)] += shape.gpu_milli;
   if (!shape.cpus.isZero()) n.free_cpus += shape.cpus;
   if (shape.memory_bytes > 0) n.free_memory += shape.memory_bytes;
-  reindex(choice.node);
+  reindex(node, before);
 }
 
 ReplicaPlacement ClusterState::toPlacement(const NodeChoice& choice,

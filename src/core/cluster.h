@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,9 @@ struct ReplicaShape {
 
 // The shape of one replica of a job with these resources.
 ReplicaShape shapeOf(const Resources& r, const std::map<std::string, std::string>& node_selector);
+// Only what a replica holds (GPU count and share, CPU, memory), without the
+// selectors: enough to take or give it back, and copies no strings.
+ReplicaShape heldShapeOf(const Resources& r);
 
 // Free capacity of one node during a pass.
 struct NodeFree {
@@ -79,6 +83,11 @@ class ClusterState {
   explicit ClusterState(const ClusterSnapshot& snapshot);
 
   const std::vector<NodeFree>& nodes() const { return nodes_; }
+  // GpuInfo::index of each GPU of the node, by position: a compact copy,
+  // so that mapping indices to positions does not walk the NodeInfo.
+  std::span<const int> gpuIndices(std::size_t node) const {
+    return {gpu_indices_.data() + gpu_begin_[node], gpu_indices_.data() + gpu_begin_[node + 1]};
+  }
   // Whether the node's CPU, memory, labels and GPU models could hold the
   // replica now, counting only GPUs with enough free share.
   bool fits(std::size_t node, const ReplicaShape& shape) const;
@@ -91,6 +100,10 @@ class ClusterState {
                               const ModelMask& mask) const;
   void take(const NodeChoice& choice, const ReplicaShape& shape);
   void give(const NodeChoice& choice, const ReplicaShape& shape);
+  // As above, for callers that keep GPU positions in their own storage
+  // (the scheduler's running jobs) rather than in a NodeChoice.
+  void take(std::size_t node, std::span<const int> gpu_positions, const ReplicaShape& shape);
+  void give(std::size_t node, std::span<const int> gpu_positions, const ReplicaShape& shape);
   ReplicaPlacement toPlacement(const NodeChoice& choice, const ReplicaShape& shape) const;
 
   // Distinct GPU models in the cluster; NodeFree::gpu_model indexes this.
@@ -116,8 +129,11 @@ class ClusterState {
     int whole_free = 0;  // fully free healthy GPUs of this model on the node
     bool partial = false;
   };
-  void unindex(std::size_t node);
-  void reindex(std::size_t node);
+  void countFree(std::size_t node);
+  void reindex(std::size_t node, BucketKey before);
+  std::span<NodeIndexEntry> entriesOf(std::size_t node) {
+    return {entries_.data() + entry_begin_[node], entries_.data() + entry_begin_[node + 1]};
+  }
 
   std::vector<NodeFree> nodes_;
   std::vector<std::string> models_;
@@ -125,7 +141,13 @@ class ClusterState {
   std::vector<std::vector<std::set<BucketKey>>> whole_;
   // partial_[model]: nodes with a GPU of that model that is partly used.
   std::vector<std::set<BucketKey>> partial_;
-  std::vector<std::vector<NodeIndexEntry>> node_entries_;
+  // One entry per GPU model present on a node, node by node: entries of
+  // node i are entries_[entry_begin_[i], entry_begin_[i + 1]). A node's
+  // models never change, so one flat array serves all nodes.
+  std::vector<NodeIndexEntry> entries_;
+  std::vector<std::size_t> entry_begin_;
+  std::vector<int> gpu_indices_;  // node by node, from gpu_begin_[node]
+  std::vector<std::size_t> gpu_begin_;
 };
 
 }  // namespace ty

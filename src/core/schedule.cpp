@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <span>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -67,14 +69,20 @@ ResourceAmounts requestAmounts(const ReplicaShape& s, int replicas,
   return out;
 }
 
-std::string shapeKey(const ReplicaShape& s, int replicas, const std::string& same_label) {
-  std::string k = std::to_string(s.gpu_count) + "/" + std::to_string(s.gpu_milli) + "/" +
-                  std::to_string(s.cpus.milli()) + "/" + std::to_string(s.memory_bytes) + "/" +
-                  std::to_string(replicas) + "/" + same_label + "/";
-  for (const auto& t : s.gpu_types) k += t + ",";
-  k += "/";
-  for (const auto& [a, b] : s.node_selector) k += a + "=" + b + ",";
-  return k;
+// Pending jobs with equal shape, replica count and same_label share one
+// ShapeInfo. The hash looks only at what a job asks, so that finding the
+// shape of each of 100,000 jobs builds nothing.
+std::size_t shapeHash(const PendingJob& p) {
+  const std::hash<std::string_view> h;
+  std::size_t out = static_cast<std::size_t>(p.per_replica.gpus.milli());
+  auto mix = [&](std::size_t v) { out = out * 1000003 ^ v; };
+  mix(static_cast<std::size_t>(p.per_replica.cpus.milli()));
+  mix(static_cast<std::size_t>(p.per_replica.memory_bytes));
+  mix(static_cast<std::size_t>(p.replicas));
+  mix(h(p.same_label));
+  for (const auto& t : p.per_replica.gpu_types) mix(h(t));
+  for (const auto& [k, v] : p.node_selector) mix(h(k) ^ (h(v) << 1));
+  return out;
 }
 
 struct ShapeInfo {
@@ -83,6 +91,7 @@ struct ShapeInfo {
   std::string same_label;
   ModelMask mask;  // cluster GPU models the selector accepts
   std::vector<std::string> pinned;
+  ResourceAmounts request;        // what a job of this shape asks of quota
   bool failed_open = false;       // did not fit even with the reservation's resources
   bool failed_blocked = false;    // did not fit around the reservation
   std::optional<bool> fits_open;  // whether it fits the resources the reservation holds
@@ -102,27 +111,6 @@ struct QueueState {
   int waiting = 0;  // positions handed out
 };
 
-struct RunInfo {
-  const RunningJob* job = nullptr;
-  int queue = -1;   // QueueState index
-  int ledger = -1;  // ledger index
-  ReplicaShape shape;
-  std::vector<NodeChoice> choices;
-  ResourceAmounts amounts;
-  ResourceRate held;
-  bool victim = false;  // chosen in this pass
-};
-
-struct JobInfo {
-  const PendingJob* job = nullptr;
-  int queue = -1;
-  int ledger = -1;
-  int shape = -1;
-  ResourceAmounts request;
-  bool claimable = false;  // fits within nominal on its own: may claim (queue.h)
-  bool claimed = false;    // its request counts in its queue's claim now
-};
-
 ResourceRate rateOf(const ReplicaShape& s, int replicas) {
   ResourceRate r;
   r.gpu = s.gpu_count == 0 ? 0 : static_cast<double>(s.totalGpuMilli() * replicas);
@@ -130,6 +118,61 @@ ResourceRate rateOf(const ReplicaShape& s, int replicas) {
   r.memory = static_cast<double>(s.memory_bytes * replicas);
   return r;
 }
+
+// A running job's replica on a known node. Its GPU positions are a range
+// of Pass::run_gpus_: one pass loads tens of thousands of running jobs, and
+// flat storage spares an allocation per replica.
+struct RunReplica {
+  std::size_t node = 0;
+  std::uint32_t first_gpu = 0;
+  std::uint32_t gpus = 0;
+};
+
+// Kept small (a pass holds one per running job); the rest is read from
+// the RunningJob when needed.
+struct RunInfo {
+  const RunningJob* job = nullptr;
+  int queue = -1;   // QueueState index
+  int ledger = -1;  // ledger index
+  // The GPUs held per replica: the share actually held, which may differ
+  // from what per_replica asks.
+  int gpu_count = 0;
+  int gpu_milli = 1000;
+  std::uint32_t first_replica = 0;  // its replicas on known nodes in Pass::run_replicas_
+  std::uint32_t replicas = 0;
+  bool victim = false;  // chosen in this pass
+  // What it holds per replica, as it was taken.
+  ReplicaShape shape() const {
+    ReplicaShape s = heldShapeOf(job->per_replica);
+    s.gpu_count = gpu_count;
+    s.gpu_milli = gpu_milli;
+    return s;
+  }
+  ResourceRate held() const { return rateOf(shape(), static_cast<int>(job->replicas.size())); }
+};
+
+// Running jobs and pending jobs name their queue by (queue, project); the
+// views point into the QueueSnapshot, which outlives the pass.
+struct QueueKey {
+  std::string_view queue;
+  std::string_view project;
+  bool operator==(const QueueKey&) const = default;
+};
+struct QueueKeyHash {
+  std::size_t operator()(const QueueKey& k) const {
+    const std::hash<std::string_view> h;
+    return h(k.queue) * 31 + h(k.project);
+  }
+};
+
+struct JobInfo {
+  const PendingJob* job = nullptr;
+  int queue = -1;
+  int ledger = -1;
+  int shape = -1;
+  bool claimable = false;  // fits within nominal on its own: may claim (queue.h)
+  bool claimed = false;    // its request counts in its queue's claim now
+};
 
 class Pass {
  public:
@@ -151,14 +194,34 @@ class Pass {
   int queueIndex(const std::string& name, const std::string& project);
   void loadRunning();
   void loadPending();
+  int shapeIndex(const PendingJob& p, std::unordered_map<std::size_t, std::vector<int>>& ids);
+  // What the job asks of its queue's quota; nothing for a job without one.
+  const ResourceAmounts& requestOf(const JobInfo& job) const {
+    static const ResourceAmounts kNone;
+    return job.ledger >= 0 ? shapes_[static_cast<std::size_t>(job.shape)].request : kNone;
+  }
   std::size_t nextJob();
   void admit(std::size_t j);
   void wait(std::size_t j, WaitReason reason, std::string message, Timestamp estimate = 0);
   bool enoughFreeGpus(const ShapeInfo& s) const;
   ResourceAmounts amountsOf(const std::vector<NodeChoice>& choices, const ReplicaShape& s,
                             int replicas) const;
+  const ResourceAmounts& amountsOf(const RunInfo& r);
+  void chargeGpus(ResourceAmounts& out, std::size_t node, std::span<const int> positions,
+                  const ReplicaShape& s) const;
+  std::span<const RunReplica> replicasOf(const RunInfo& r) const {
+    return {run_replicas_.data() + r.first_replica, r.replicas};
+  }
+  std::span<const int> gpusOf(const RunReplica& r) const {
+    return {run_gpus_.data() + r.first_gpu, r.gpus};
+  }
+  std::vector<NodeChoice> choicesOf(const RunInfo& r) const;
+  void takeReplica(std::size_t node, std::span<const int> positions, const ReplicaShape& s);
+  void giveReplica(std::size_t node, std::span<const int> positions, const ReplicaShape& s);
   void take(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
   void give(const std::vector<NodeChoice>& choices, const ReplicaShape& s);
+  void take(const RunInfo& r);
+  void give(const RunInfo& r);
   std::optional<std::vector<NodeChoice>> placeOpen(const ShapeInfo& s, bool keep);
   void recompute(QueueState& q);
   void claim(int priority);
@@ -190,14 +253,19 @@ class Pass {
   ClusterState state_;
   QuotaLedger ledger_;
   ResourceRate capacity_;
-  std::unordered_map<std::string, std::size_t> node_index_;
+  std::unordered_map<std::string_view, std::size_t> node_index_;  // views into the snapshot
   std::set<std::string> models_;
   std::vector<std::int64_t> free_by_model_;  // milli-GPU by model id, each GPU counted >= 0
   std::vector<std::vector<std::string>> quota_keys_by_model_;  // "gpu:<key>" matching each model
   std::vector<QueueState> qs_;
   std::unordered_map<std::string, int> q_by_name_;
-  std::unordered_map<std::string, int> q_by_raw_;  // "queue\0project" as jobs give them
+  std::unordered_map<QueueKey, int, QueueKeyHash> q_by_raw_;  // as jobs give them
   std::vector<RunInfo> running_;
+  std::vector<RunReplica> run_replicas_;
+  std::vector<int> run_gpus_;
+  // The quota of single running jobs, built when first asked (amountsOf):
+  // most running jobs are only summed per queue, never looked at alone.
+  std::unordered_map<const RunInfo*, ResourceAmounts> run_amounts_;
   std::vector<JobInfo> jobs_;
   std::vector<ShapeInfo> shapes_;
   Decision out_;
@@ -233,8 +301,8 @@ class Pass {
     const RunInfo* run = nullptr;  // null: placed in this pass
     std::size_t placed = 0;        // into placed_quota_, which may still grow
   };
-  const ResourceAmounts& amountsOf(const QuotaEnd& e) const {
-    return e.run ? e.run->amounts : placed_quota_[e.placed].amounts;
+  const ResourceAmounts& amountsOf(const QuotaEnd& e) {
+    return e.run ? amountsOf(*e.run) : placed_quota_[e.placed].amounts;
   }
   std::vector<QuotaEnd> quota_ends_;
   bool quota_ends_built_ = false;
@@ -259,8 +327,9 @@ void Pass::indexCluster() {
       if (gpuModelMatches({k}, models[m])) quota_keys_by_model_[m].push_back("gpu:" + k);
     }
   }
+  node_index_.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    node_index_[nodes[i].info->name] = i;
+    node_index_.insert_or_assign(nodes[i].info->name, i);
     const NodeFree& n = nodes[i];
     capacity_.cpu += static_cast<double>(n.info->cpus.milli());
     capacity_.memory += static_cast<double>(n.info->memory_bytes);
@@ -274,16 +343,14 @@ void Pass::indexCluster() {
 
 int Pass::queueIndex(const std::string& name, const std::string& project) {
   // Thousands of jobs name the same few queues: one hash lookup each.
-  std::string raw = name;
-  raw += '\0';
-  raw += project;
+  const QueueKey raw{name, project};
   auto seen = q_by_raw_.find(raw);
   if (seen != q_by_raw_.end()) return seen->second;
   int ledger = resolveQueue(ledger_, config_.queues, name, project);
   std::string key = ledger >= 0 ? ledger_.config(ledger).name : name;
   auto it = q_by_name_.find(key);
   if (it != q_by_name_.end()) {
-    q_by_raw_.emplace(std::move(raw), it->second);
+    q_by_raw_.emplace(raw, it->second);
     return it->second;
   }
   QueueState q;
@@ -295,94 +362,180 @@ int Pass::queueIndex(const std::string& name, const std::string& project) {
   int index = static_cast<int>(qs_.size());
   qs_.push_back(std::move(q));
   q_by_name_[key] = index;
-  q_by_raw_.emplace(std::move(raw), index);
+  q_by_raw_.emplace(raw, index);
   return index;
+}
+
+void Pass::chargeGpus(ResourceAmounts& out, std::size_t node, std::span<const int> positions,
+                      const ReplicaShape& s) const {
+  const std::int64_t milli = s.gpu_count == 0 ? 0 : s.gpu_milli;
+  const NodeFree& n = state_.nodes()[node];
+  for (int p : positions) {
+    out["gpu"] += milli;
+    const auto model = static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)]);
+    for (const auto& k : quota_keys_by_model_[model]) out[k] += milli;
+  }
 }
 
 ResourceAmounts Pass::amountsOf(const std::vector<NodeChoice>& choices, const ReplicaShape& s,
                                 int replicas) const {
   ResourceAmounts out;
-  const std::int64_t milli = s.gpu_count == 0 ? 0 : s.gpu_milli;
-  for (const auto& c : choices) {
-    const NodeFree& n = state_.nodes()[c.node];
-    for (int p : c.gpu_positions) {
-      out["gpu"] += milli;
-      const auto model = static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)]);
-      for (const auto& k : quota_keys_by_model_[model]) out[k] += milli;
-    }
-  }
+  for (const auto& c : choices) chargeGpus(out, c.node, c.gpu_positions, s);
   if (!s.cpus.isZero()) out["cpu"] = s.cpus.milli() * replicas;
   if (s.memory_bytes > 0) out["memory"] = s.memory_bytes * replicas;
   return out;
 }
 
+const ResourceAmounts& Pass::amountsOf(const RunInfo& r) {
+  auto [it, inserted] = run_amounts_.try_emplace(&r);
+  if (inserted) {
+    const ReplicaShape shape = r.shape();
+    ResourceAmounts& out = it->second;
+    for (const RunReplica& rr : replicasOf(r)) chargeGpus(out, rr.node, gpusOf(rr), shape);
+    const auto replicas = static_cast<std::int64_t>(r.job->replicas.size());
+    if (!shape.cpus.isZero()) out["cpu"] = shape.cpus.milli() * replicas;
+    if (shape.memory_bytes > 0) out["memory"] = shape.memory_bytes * replicas;
+  }
+  return it->second;
+}
+
+std::vector<NodeChoice> Pass::choicesOf(const RunInfo& r) const {
+  std::vector<NodeChoice> out;
+  out.reserve(r.replicas);
+  for (const RunReplica& rr : replicasOf(r)) {
+    const auto gpus = gpusOf(rr);
+    out.push_back({rr.node, {gpus.begin(), gpus.end()}});
+  }
+  return out;
+}
+
+// Running jobs are charged to the ledger per queue, not per job: usage is a
+// sum, and a queue's pool share depends only on its total, so one charge
+// per queue leaves the ledger as job-by-job charges would, without building
+// a map of amounts for each of tens of thousands of jobs.
 void Pass::loadRunning() {
+  struct Held {
+    std::vector<std::int64_t> gpu_by_model;  // milli-GPU on GPUs of each model
+    std::int64_t cpu = 0;
+    std::int64_t memory = 0;
+  };
+  std::vector<Held> held_by_queue;
+  const std::size_t models = state_.gpuModels().size();
   running_.reserve(queues_.running.size());
+  run_replicas_.reserve(queues_.running.size());
   for (const auto& r : queues_.running) {
     RunInfo info;
     info.job = &r;
     info.queue = queueIndex(r.queue, r.project);
     info.ledger = qs_[static_cast<std::size_t>(info.queue)].ledger;
-    info.shape = shapeOf(r.per_replica, {});
+    const ReplicaShape asked = heldShapeOf(r.per_replica);
+    info.gpu_count = asked.gpu_count;
+    info.gpu_milli = asked.gpu_milli;
+    info.first_replica = static_cast<std::uint32_t>(run_replicas_.size());
     for (const auto& p : r.replicas) {
       auto it = node_index_.find(p.node);
       if (it == node_index_.end()) continue;  // a node that left: nothing to free there
-      NodeChoice c{it->second, {}};
-      const NodeInfo& n = *state_.nodes()[it->second].info;
+      RunReplica rr{it->second, static_cast<std::uint32_t>(run_gpus_.size()), 0};
+      const std::span<const int> indices = state_.gpuIndices(it->second);
       for (int g : p.gpus) {
-        for (std::size_t pos = 0; pos < n.gpus.size(); ++pos) {
-          if (n.gpus[pos].index == g) c.gpu_positions.push_back(static_cast<int>(pos));
+        for (std::size_t pos = 0; pos < indices.size(); ++pos) {
+          if (indices[pos] == g) run_gpus_.push_back(static_cast<int>(pos));
         }
       }
-      info.choices.push_back(std::move(c));
+      rr.gpus = static_cast<std::uint32_t>(run_gpus_.size()) - rr.first_gpu;
+      run_replicas_.push_back(rr);
     }
+    info.replicas = static_cast<std::uint32_t>(run_replicas_.size()) - info.first_replica;
     // The shape the choices were taken with: the share actually held.
     if (!r.replicas.empty() && !r.replicas[0].gpus.empty()) {
-      info.shape.gpu_milli = r.replicas[0].gpu_milli;
-      info.shape.gpu_count = static_cast<int>(r.replicas[0].gpus.size());
+      info.gpu_milli = r.replicas[0].gpu_milli;
+      info.gpu_count = static_cast<int>(r.replicas[0].gpus.size());
     }
     const int replicas = static_cast<int>(r.replicas.size());
-    info.amounts = amountsOf(info.choices, info.shape, replicas);
-    info.held = rateOf(info.shape, replicas);
-    ledger_.add(info.ledger, info.amounts);
-    qs_[static_cast<std::size_t>(info.queue)].held += info.held;
+    if (held_by_queue.size() < qs_.size()) held_by_queue.resize(qs_.size());
+    Held& h = held_by_queue[static_cast<std::size_t>(info.queue)];
+    if (h.gpu_by_model.empty()) h.gpu_by_model.assign(models, 0);
+    const std::int64_t milli = info.gpu_count == 0 ? 0 : info.gpu_milli;
+    for (const RunReplica& rr : replicasOf(info)) {
+      const NodeFree& n = state_.nodes()[rr.node];
+      for (int pos : gpusOf(rr)) {
+        h.gpu_by_model[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(pos)])] +=
+            milli;
+      }
+    }
+    if (!asked.cpus.isZero()) h.cpu += asked.cpus.milli() * replicas;
+    if (asked.memory_bytes > 0) h.memory += asked.memory_bytes * replicas;
+    qs_[static_cast<std::size_t>(info.queue)].held += info.held();
     running_.push_back(std::move(info));
+  }
+  for (std::size_t q = 0; q < held_by_queue.size(); ++q) {
+    const Held& h = held_by_queue[q];
+    ResourceAmounts amounts;
+    for (std::size_t m = 0; m < h.gpu_by_model.size(); ++m) {
+      if (h.gpu_by_model[m] == 0) continue;
+      amounts["gpu"] += h.gpu_by_model[m];
+      for (const auto& k : quota_keys_by_model_[m]) amounts[k] += h.gpu_by_model[m];
+    }
+    if (h.cpu > 0) amounts["cpu"] = h.cpu;
+    if (h.memory > 0) amounts["memory"] = h.memory;
+    ledger_.add(qs_[q].ledger, amounts);
   }
 }
 
+int Pass::shapeIndex(const PendingJob& p, std::unordered_map<std::size_t, std::vector<int>>& ids) {
+  std::vector<int>& same_hash = ids[shapeHash(p)];
+  const ReplicaShape held = heldShapeOf(p.per_replica);
+  for (int id : same_hash) {
+    const ShapeInfo& s = shapes_[static_cast<std::size_t>(id)];
+    if (s.replicas == p.replicas && s.same_label == p.same_label && s.shape.cpus == held.cpus &&
+        s.shape.gpu_count == held.gpu_count && s.shape.gpu_milli == held.gpu_milli &&
+        s.shape.memory_bytes == held.memory_bytes && s.shape.gpu_types == p.per_replica.gpu_types &&
+        s.shape.node_selector == p.node_selector) {
+      return id;
+    }
+  }
+  ShapeInfo s;
+  s.shape = p.shape();
+  s.replicas = p.replicas;
+  s.same_label = p.same_label;
+  s.mask = state_.modelMask(s.shape);
+  s.pinned = pinnedModelKeys(s.shape.gpu_types, ledger_.gpuModelKeys(), models_);
+  s.request = requestAmounts(s.shape, s.replicas, s.pinned);
+  const int id = static_cast<int>(shapes_.size());
+  same_hash.push_back(id);
+  shapes_.push_back(std::move(s));
+  return id;
+}
+
 void Pass::loadPending() {
-  std::unordered_map<std::string, int> shape_ids;
+  std::unordered_map<std::size_t, std::vector<int>> shape_ids;
   jobs_.reserve(queues_.pending.size());
   for (const auto& p : queues_.pending) {
     JobInfo j;
     j.job = &p;
     j.queue = queueIndex(p.queue, p.project);
     j.ledger = qs_[static_cast<std::size_t>(j.queue)].ledger;
-    ReplicaShape shape = p.shape();
-    std::string key = shapeKey(shape, p.replicas, p.same_label);
-    auto it = shape_ids.find(key);
-    if (it == shape_ids.end()) {
-      ShapeInfo s;
-      s.shape = std::move(shape);
-      s.replicas = p.replicas;
-      s.same_label = p.same_label;
-      s.mask = state_.modelMask(s.shape);
-      s.pinned = pinnedModelKeys(s.shape.gpu_types, ledger_.gpuModelKeys(), models_);
-      it = shape_ids.emplace(key, static_cast<int>(shapes_.size())).first;
-      shapes_.push_back(std::move(s));
-    }
-    j.shape = it->second;
-    if (j.ledger >= 0) {
-      const ShapeInfo& s = shapes_[static_cast<std::size_t>(j.shape)];
-      j.request = requestAmounts(s.shape, s.replicas, s.pinned);
-    }
+    j.shape = shapeIndex(p, shape_ids);
     qs_[static_cast<std::size_t>(j.queue)].jobs.push_back(jobs_.size());
-    jobs_.push_back(std::move(j));
+    jobs_.push_back(j);
   }
+  // Sorted on copies of the fields the order reads, not through pointers
+  // into the snapshot, which miss the cache at every comparison.
+  struct OrderKey {
+    int priority;
+    std::int64_t attained_service;
+    Timestamp submitted;
+    JobId id;
+    std::size_t job;
+  };
+  std::vector<OrderKey> keys;
   for (auto& q : qs_) {
-    std::stable_sort(q.jobs.begin(), q.jobs.end(), [&](std::size_t a, std::size_t b) {
-      const PendingJob& x = *jobs_[a].job;
-      const PendingJob& y = *jobs_[b].job;
+    keys.clear();
+    for (std::size_t j : q.jobs) {
+      const PendingJob& p = *jobs_[j].job;
+      keys.push_back({p.priority, p.attained_service, p.submitted, p.id, j});
+    }
+    std::stable_sort(keys.begin(), keys.end(), [](const OrderKey& x, const OrderKey& y) {
       if (x.priority != y.priority) return x.priority > y.priority;
       // A job that already had service waits behind fresh ones of its
       // queue: least attained service first within a priority level.
@@ -392,6 +545,7 @@ void Pass::loadPending() {
       if (x.submitted != y.submitted) return x.submitted < y.submitted;
       return x.id < y.id;
     });
+    for (std::size_t k = 0; k < keys.size(); ++k) q.jobs[k] = keys[k].job;
     recompute(q);
   }
 }
@@ -421,14 +575,14 @@ void Pass::claim(int priority) {
   bool any = false;
   for (auto& job : jobs_) {
     if (first) {
-      job.claimable = job.ledger >= 0 && ledger_.withinNominal(job.ledger, job.request);
+      job.claimable = job.ledger >= 0 && ledger_.withinNominal(job.ledger, requestOf(job));
       job.claimed = false;
     }
     if (!job.claimable || job.job->priority < priority) continue;
     job.claimable = false;  // claims once; unclaim() ends it
     job.claimed = true;
     any = true;
-    for (const auto& [res, amount] : job.request) {
+    for (const auto& [res, amount] : requestOf(job)) {
       claims[static_cast<std::size_t>(job.ledger)][res] += amount;
     }
   }
@@ -443,7 +597,7 @@ void Pass::claim(int priority) {
 void Pass::unclaim(JobInfo& job) {
   if (!job.claimed) return;
   job.claimed = false;
-  ledger_.reduceClaim(job.ledger, job.request);
+  ledger_.reduceClaim(job.ledger, requestOf(job));
 }
 
 void Pass::waitQuota(std::size_t j, const QuotaShortfall& short_of) {
@@ -496,7 +650,7 @@ Timestamp Pass::quotaEstimate(const JobInfo& job) {
     }
     ledger_.remove(e.ledger, amountsOf(e));
     given.push_back(i);
-    if (!ledger_.check(job.ledger, job.request)) {
+    if (!ledger_.check(job.ledger, requestOf(job))) {
       out = e.end;
       break;
     }
@@ -537,27 +691,48 @@ std::size_t Pass::nextJob() {
   return q.jobs[q.next++];
 }
 
-void Pass::take(const std::vector<NodeChoice>& choices, const ReplicaShape& s) {
-  for (const auto& c : choices) {
-    const NodeFree& n = state_.nodes()[c.node];
-    for (int p : c.gpu_positions) {
-      const int f = n.gpu_free[static_cast<std::size_t>(p)];
-      free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
-          std::max(0, f - s.gpu_milli) - std::max(0, f);
-    }
-    state_.take(c, s);
+// Every change to the state goes through these two, which keep the free
+// GPU counters by model exact.
+void Pass::takeReplica(std::size_t node, std::span<const int> positions, const ReplicaShape& s) {
+  const NodeFree& n = state_.nodes()[node];
+  for (int p : positions) {
+    const int f = n.gpu_free[static_cast<std::size_t>(p)];
+    free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
+        std::max(0, f - s.gpu_milli) - std::max(0, f);
   }
+  state_.take(node, positions, s);
+}
+
+void Pass::giveReplica(std::size_t node, std::span<const int> positions, const ReplicaShape& s) {
+  const NodeFree& n = state_.nodes()[node];
+  for (int p : positions) {
+    const int f = n.gpu_free[static_cast<std::size_t>(p)];
+    free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
+        std::max(0, f + s.gpu_milli) - std::max(0, f);
+  }
+  state_.give(node, positions, s);
+}
+
+void Pass::take(const std::vector<NodeChoice>& choices, const ReplicaShape& s) {
+  for (const auto& c : choices) takeReplica(c.node, c.gpu_positions, s);
 }
 
 void Pass::give(const std::vector<NodeChoice>& choices, const ReplicaShape& s) {
   for (auto it = choices.rbegin(); it != choices.rend(); ++it) {
-    const NodeFree& n = state_.nodes()[it->node];
-    for (int p : it->gpu_positions) {
-      const int f = n.gpu_free[static_cast<std::size_t>(p)];
-      free_by_model_[static_cast<std::size_t>(n.gpu_model[static_cast<std::size_t>(p)])] +=
-          std::max(0, f + s.gpu_milli) - std::max(0, f);
-    }
-    state_.give(*it, s);
+    giveReplica(it->node, it->gpu_positions, s);
+  }
+}
+
+void Pass::take(const RunInfo& r) {
+  const ReplicaShape shape = r.shape();
+  for (const RunReplica& rr : replicasOf(r)) takeReplica(rr.node, gpusOf(rr), shape);
+}
+
+void Pass::give(const RunInfo& r) {
+  const ReplicaShape shape = r.shape();
+  const auto replicas = replicasOf(r);
+  for (auto it = replicas.rbegin(); it != replicas.rend(); ++it) {
+    giveReplica(it->node, gpusOf(*it), shape);
   }
 }
 
@@ -592,8 +767,8 @@ void Pass::buildReleases() {
   releases_.clear();
   for (const auto& r : running_) {
     Release rel;
-    rel.shape = r.shape;
-    rel.choices = r.choices;
+    rel.shape = r.shape();
+    rel.choices = choicesOf(r);
     if (r.job->stopping || r.victim) {
       rel.at = now_;
     } else if (r.job->max_runtime > 0) {
@@ -627,7 +802,7 @@ bool Pass::tryPreempt(std::size_t j) {
   // (borrow_within_cohort) strictly lower priority in cohort queues that
   // borrow.
   const bool in_cohort = job.ledger >= 0 && !ledger_.config(job.ledger).cohort.empty();
-  const bool may_reclaim = in_cohort && ledger_.withinNominal(job.ledger, job.request);
+  const bool may_reclaim = in_cohort && ledger_.withinNominal(job.ledger, requestOf(job));
   const bool may_borrow_preempt = in_cohort && config_.borrow_within_cohort;
   const auto memo = std::make_tuple(job.queue, p.priority, job.shape);
   if (no_victims_.count(memo)) return false;
@@ -672,47 +847,62 @@ bool Pass::tryPreempt(std::size_t j) {
     return false;
   }
   ++preemption_attempts_;
-  auto byStopOrder = [&](std::size_t a, std::size_t b) {
-    const RunningJob& x = *running_[a].job;
-    const RunningJob& y = *running_[b].job;
-    return stopsBefore({x.id, x.priority, x.started_at, x.last_checkpoint_at, x.min_runtime},
-                       {y.id, y.priority, y.started_at, y.last_checkpoint_at, y.min_runtime}, now_);
-  };
-  std::stable_sort(cands.begin(), cands.end(), byStopOrder);
-  // Reclaim victims count only while their queue borrows what this job needs.
+  {
+    // Sorted on copies of what the order reads: a queue may have thousands
+    // of candidates, and comparing through pointers into the snapshot
+    // missed the cache at every step.
+    struct StopKey {
+      VictimInfo victim;
+      std::size_t run;
+    };
+    std::vector<StopKey> keys;
+    keys.reserve(cands.size());
+    for (std::size_t i : cands) {
+      const RunningJob& x = *running_[i].job;
+      keys.push_back({{x.id, x.priority, x.started_at, x.last_checkpoint_at, x.min_runtime}, i});
+    }
+    std::stable_sort(keys.begin(), keys.end(), [&](const StopKey& a, const StopKey& b) {
+      return stopsBefore(a.victim, b.victim, now_);
+    });
+    for (std::size_t k = 0; k < keys.size(); ++k) cands[k] = keys[k].run;
+  }
+  // Reclaim victims count only while their queue borrows what this job
+  // needs, counting the victims before them. Only other queues' borrowing
+  // is asked, and each queue has its own ledger entry: candidates of the
+  // job's own queue never change the answer and stay in the ledger.
   {
     std::vector<std::size_t> kept;
     std::vector<std::size_t> removed;
     for (std::size_t i : cands) {
-      const RunInfo& r = running_[i];
+      RunInfo& r = running_[i];
       if (r.queue != job.queue) {
         bool borrows = false;
-        for (const auto& [res, d] : job.request) {
+        for (const auto& [res, d] : requestOf(job)) {
           if (d > 0 && ledger_.borrowing(r.ledger, res)) borrows = true;
         }
         if (!borrows) continue;
+        ledger_.remove(r.ledger, amountsOf(r));
+        removed.push_back(i);
       }
       kept.push_back(i);
-      ledger_.remove(r.ledger, r.amounts);
-      removed.push_back(i);
     }
-    for (std::size_t i : removed) ledger_.add(running_[i].ledger, running_[i].amounts);
+    for (std::size_t i : removed) ledger_.add(running_[i].ledger, amountsOf(running_[i]));
     cands = std::move(kept);
   }
   auto release = [&](std::size_t i) {
-    give(running_[i].choices, running_[i].shape);
-    ledger_.remove(running_[i].ledger, running_[i].amounts);
+    give(running_[i]);
+    ledger_.remove(running_[i].ledger, amountsOf(running_[i]));
   };
   auto restore = [&](std::size_t i) {
-    take(running_[i].choices, running_[i].shape);
-    ledger_.add(running_[i].ledger, running_[i].amounts);
+    take(running_[i]);
+    ledger_.add(running_[i].ledger, amountsOf(running_[i]));
   };
   // Resources of jobs already stopping count as free: they must not cause
   // more preemption.
   for (std::size_t i : stopping) release(i);
   // Whether the preemptor fits with what is released now.
   auto fitsNow = [&]() {
-    if (ledger_.check(job.ledger, job.request)) return false;
+    if (ledger_.check(job.ledger, requestOf(job))) return false;
     auto placed = placeGang(state_, policy_, gang, rng_);
     if (placed) giveAll(state_, *placed, s.shape);
     return placed.has_value();
@@ -753,8 +943,8 @@ bool Pass::tryPreempt(std::size_t j) {
   // next preemptor in this pass does not stop more for the same quota.
   for (std::size_t k : victims) {
     RunInfo& v = running_[cands[k]];
-    ledger_.remove(v.ledger, v.amounts);
-    qs_[static_cast<std::size_t>(v.queue)].held -= v.held;
+    ledger_.remove(v.ledger, amountsOf(v));
+    qs_[static_cast<std::size_t>(v.queue)].held -= v.held();
     recompute(qs_[static_cast<std::size_t>(v.queue)]);
   }
   if (placed) {
@@ -777,7 +967,7 @@ bool Pass::tryPreempt(std::size_t j) {
     int there = 0;
     for (std::size_t i : stopping) {
       if (running_[i].job->preempted_by == p.id) ++mine;
-      for (const auto& c : running_[i].choices) {
+      for (const RunReplica& c : replicasOf(running_[i])) {
         if (nodes.count(c.node)) {
           ++there;
           break;
@@ -808,7 +998,7 @@ void Pass::admit(std::size_t j) {
   const PendingJob& p = *job.job;
   ShapeInfo& s = shapes_[static_cast<std::size_t>(job.shape)];
   QueueState& q = qs_[static_cast<std::size_t>(job.queue)];
-  if (auto short_of = ledger_.check(job.ledger, job.request)) {
+  if (auto short_of = ledger_.check(job.ledger, requestOf(job))) {
     if (tryPreempt(j)) return;
     waitQuota(j, *short_of);
     return;
