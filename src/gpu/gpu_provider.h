@@ -21,10 +21,15 @@ struct GpuDiscovery {
   // Why there are none, when there are none; also names GPUs NVML counted
   // but could not describe (listed with healthy = false).
   std::string note;
+  // NodeInfo::gpu_links for `gpus` (topology.h); empty when NVML could not
+  // tell, with the reason in topology_note.
+  std::vector<std::vector<int>> gpu_links;
+  std::string topology_note;
 };
 
 // Loads NVML from `library` (default "libnvidia-ml.so.1") with dlopen and
-// lists the GPUs. Never fails: no driver means zero GPUs and a note.
+// lists the GPUs and their topology. Never fails: no driver means zero GPUs
+// and a note.
 GpuDiscovery discoverNvmlGpus(const std::string& library = "libnvidia-ml.so.1");
 
 }  // namespace ty

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/gpu_provider.h"
+#include "gpu/topology.h"
 
 namespace ty {
 namespace {
@@ -24,6 +25,11 @@ using DeviceGetNameFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using DeviceGetUuidFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using DeviceGetMemoryInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
 using SystemGetDriverVersionFn = nvmlReturn_t (*)(char*, unsigned int);
+using DeviceGetPciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
+// The level and NVLink state are C enums (int-sized) in NVML's prototypes.
+using DeviceGetTopologyCommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
+using DeviceGetNvLinkStateFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, int*);
+using DeviceGetNvLinkRemotePciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*);
 
 // NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE and
 // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE.
@@ -171,6 +177,46 @@ Result<nvmlMemory_t> NvmlLibrary::deviceMemory(nvmlDevice_t device) const {
   return memory;
 }
 
+Result<nvmlPciInfo_t> NvmlLibrary::devicePciInfo(nvmlDevice_t device) const {
+  auto get = fn<DeviceGetPciInfoFn>(NvmlSymbol::kDeviceGetPciInfo);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetPciInfo);
+  nvmlPciInfo_t pci{};
+  nvmlReturn_t rc = get(device, &pci);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetPciInfo_v3", rc);
+  return pci;
+}
+
+Result<int> NvmlLibrary::topologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b) const {
+  auto get = fn<DeviceGetTopologyCommonAncestorFn>(NvmlSymbol::kDeviceGetTopologyCommonAncestor);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetTopologyCommonAncestor);
+  int level = 0;
+  nvmlReturn_t rc = get(a, b, &level);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetTopologyCommonAncestor", rc);
+  return level;
+}
+
+Result<bool> NvmlLibrary::nvLinkActive(nvmlDevice_t device, unsigned link) const {
+  auto get = fn<DeviceGetNvLinkStateFn>(NvmlSymbol::kDeviceGetNvLinkState);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetNvLinkState);
+  int active = 0;
+  nvmlReturn_t rc = get(device, link, &active);
+  if (rc != kNvmlSuccess) {
+    return callError("nvmlDeviceGetNvLinkState(link " + std::to_string(link) + ")", rc);
+  }
+  return active != 0;  // NVML_FEATURE_ENABLED
+}
+
+Result<nvmlPciInfo_t> NvmlLibrary::nvLinkRemotePciInfo(nvmlDevice_t device, unsigned link) const {
+  auto get = fn<DeviceGetNvLinkRemotePciInfoFn>(NvmlSymbol::kDeviceGetNvLinkRemotePciInfo);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetNvLinkRemotePciInfo);
+  nvmlPciInfo_t pci{};
+  nvmlReturn_t rc = get(device, link, &pci);
+  if (rc != kNvmlSuccess) {
+    return callError("nvmlDeviceGetNvLinkRemotePciInfo_v2(link " + std::to_string(link) + ")", rc);
+  }
+  return pci;
+}
+
 GpuDiscovery discoverNvmlGpus(const std::string& library) {
   GpuDiscovery out;
   Result<NvmlLibrary> nvml = NvmlLibrary::load(library);
@@ -184,6 +230,7 @@ GpuDiscovery discoverNvmlGpus(const std::string& library) {
     return out;
   }
   std::vector<std::string> problems;
+  std::vector<nvmlDevice_t> devices;  // by index; nullptr where NVML gave no handle
   for (unsigned i = 0; i < *count; ++i) {
     GpuInfo gpu;
     gpu.index = static_cast<int>(i);
@@ -194,8 +241,10 @@ GpuDiscovery discoverNvmlGpus(const std::string& library) {
       gpu.healthy = false;
       problems.push_back("GPU " + std::to_string(i) + ": " + device.status().message());
       out.gpus.push_back(std::move(gpu));
+      devices.push_back(nullptr);
       continue;
     }
+    devices.push_back(*device);
     Result<std::string> uuid = nvml->deviceUuid(*device);
     Result<std::string> name = nvml->deviceName(*device);
     Result<nvmlMemory_t> memory = nvml->deviceMemory(*device);
@@ -210,6 +259,9 @@ GpuDiscovery discoverNvmlGpus(const std::string& library) {
     if (memory.isOk()) gpu.memory_bytes = static_cast<std::int64_t>(memory->total);
     out.gpus.push_back(std::move(gpu));
   }
+  NvmlTopology topology = readNvmlTopology(*nvml, devices);
+  out.gpu_links = std::move(topology.links);
+  out.topology_note = std::move(topology.note);
   if (out.gpus.empty()) {
     Result<std::string> driver = nvml->driverVersion();
     out.note = "NVML (" + library + ") reports no GPUs";

@@ -33,6 +33,32 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
+// nvmlPciInfo_t as nvml.h lays it out (filled by nvmlDeviceGetPciInfo_v3 and
+// nvmlDeviceGetNvLinkRemotePciInfo_v2): NVML writes the whole struct, so the
+// layout must match byte for byte.
+inline constexpr unsigned kNvmlPciBusIdBufferSize = 32;    // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
+inline constexpr unsigned kNvmlPciBusIdBufferV2Size = 16;  // ..._BUFFER_V2_SIZE
+struct nvmlPciInfo_t {
+  char busIdLegacy[kNvmlPciBusIdBufferV2Size];  // "0000:3B:00.0"
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;             // device id << 16 | vendor id
+  unsigned int pciSubSystemId;          // since NVML 2.285
+  char busId[kNvmlPciBusIdBufferSize];  // "00000000:3B:00.0"
+};
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+
+// nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs on the PCIe
+// tree, nearest first. Spaced by NVML to leave room for new levels.
+inline constexpr int kNvmlTopologyInternal = 0;     // one board (Tesla K80)
+inline constexpr int kNvmlTopologySingle = 10;      // one PCIe switch (PIX)
+inline constexpr int kNvmlTopologyMultiple = 20;    // several switches, no host bridge (PXB)
+inline constexpr int kNvmlTopologyHostBridge = 30;  // one host bridge (PHB)
+inline constexpr int kNvmlTopologyNode = 40;        // one NUMA node (NODE)
+inline constexpr int kNvmlTopologySystem = 50;      // across CPU sockets (SYS)
+
+inline constexpr unsigned kNvmlNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 
 inline constexpr nvmlReturn_t kNvmlSuccess = 0;
 inline constexpr nvmlReturn_t kNvmlErrorInvalidArgument = 2;
@@ -56,6 +82,10 @@ enum class NvmlSymbol : std::size_t {
   kDeviceGetUuid,
   kDeviceGetMemoryInfo,
   kSystemGetDriverVersion,
+  kDeviceGetPciInfo,
+  kDeviceGetTopologyCommonAncestor,
+  kDeviceGetNvLinkState,
+  kDeviceGetNvLinkRemotePciInfo,
   kCount,
 };
 
@@ -76,6 +106,12 @@ inline constexpr NvmlSymbolSpec kNvmlSymbols[] = {
     {NvmlSymbol::kDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo", true},
     // Informational only: discovery works without it.
     {NvmlSymbol::kSystemGetDriverVersion, "nvmlSystemGetDriverVersion", false},
+    // GPU topology (topology.h): without them every GPU pair is unknown and
+    // the scheduler treats all pairs alike.
+    {NvmlSymbol::kDeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", false},
+    {NvmlSymbol::kDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor", false},
+    {NvmlSymbol::kDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", false},
+    {NvmlSymbol::kDeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo_v2", false},
 };
 static_assert(std::size(kNvmlSymbols) == static_cast<std::size_t>(NvmlSymbol::kCount));
 
@@ -108,6 +144,15 @@ class NvmlLibrary {
   Result<std::string> deviceName(nvmlDevice_t device) const;
   Result<std::string> deviceUuid(nvmlDevice_t device) const;
   Result<nvmlMemory_t> deviceMemory(nvmlDevice_t device) const;
+  Result<nvmlPciInfo_t> devicePciInfo(nvmlDevice_t device) const;
+  // The kNvmlTopology* level of the closest common ancestor of `a` and `b`.
+  Result<int> topologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b) const;
+  // Whether NVLink `link` (0..kNvmlNvLinkMaxLinks-1) of `device` is active.
+  // GPUs without NVLink answer FailedPrecondition (NVML's "Not Supported").
+  Result<bool> nvLinkActive(nvmlDevice_t device, unsigned link) const;
+  // The PCI address of what the other end of NVLink `link` plugs into: a
+  // GPU, or an NVSwitch on machines that have them.
+  Result<nvmlPciInfo_t> nvLinkRemotePciInfo(nvmlDevice_t device, unsigned link) const;
 
  private:
   using Symbols = std::array<void*, static_cast<std::size_t>(NvmlSymbol::kCount)>;

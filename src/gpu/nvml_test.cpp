@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+
 #include "gpu/gpu_provider.h"
+#include "gpu/topology.h"
 
 #ifndef FAKE_NVML_LIB
 #error "FAKE_NVML_LIB must name the fake NVML library (tests/CMakeLists.txt)"
@@ -24,8 +27,16 @@ class NvmlTest : public ::testing::Test {
     unsetenv("FAKE_NVML_GPUS");
     unsetenv("FAKE_NVML_INIT_ERROR");
     unsetenv("FAKE_NVML_DRIVER_VERSION");
+    unsetenv("FAKE_NVML_TOPOLOGY");
   }
 };
+
+// The fake built without the topology entry points, beside FAKE_NVML_LIB
+// (tests/fake_nvml/CMakeLists.txt).
+std::string fakeWithoutTopology() {
+  return (std::filesystem::path(FAKE_NVML_LIB).parent_path() / "libnvidia-ml-fake-no-topology.so")
+      .string();
+}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -155,6 +166,108 @@ TEST_F(NvmlTest, TwoLibrariesShareTheProcessWideInit) {
   Result<unsigned> count = a->deviceCount();
   ASSERT_TRUE(count.isOk()) << count.status().toString();
   EXPECT_EQ(*count, 2u);
+}
+
+TEST_F(NvmlTest, DiscoversNvLinkPairs) {
+  // GPUs 0-2 and 1-3 NVLinked, the rest across sockets.
+  setenv("FAKE_NVML_GPUS", "4xA100-80GB", 1);
+  setenv("FAKE_NVML_TOPOLOGY", "X,SYS,NV12,SYS;SYS,X,SYS,NV12;NV12,SYS,X,SYS;SYS,NV12,SYS,X", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  ASSERT_EQ(d.gpus.size(), 4u);
+  EXPECT_EQ(d.topology_note, "");
+  EXPECT_EQ(d.gpu_links, (GpuLinks{{0, 0, 22, 0}, {0, 0, 0, 22}, {22, 0, 0, 0}, {0, 22, 0, 0}}));
+}
+
+TEST_F(NvmlTest, DiscoversPcieLevelsBesideNvLinks) {
+  setenv("FAKE_NVML_GPUS", "4xL40S-48GB", 1);
+  setenv("FAKE_NVML_TOPOLOGY", "X,NV2,PIX,SYS;NV2,X,PXB,NODE;PIX,PXB,X,PHB;SYS,NODE,PHB,X", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_EQ(d.topology_note, "");
+  EXPECT_EQ(formatGpuLinks(d.gpu_links),
+            "X,NV2,PXB,SYS;NV2,X,PXB,NODE;PXB,PXB,X,NODE;SYS,NODE,NODE,X");
+}
+
+TEST_F(NvmlTest, PairsNvmlCannotTellAboutScoreZeroWithANote) {
+  setenv("FAKE_NVML_GPUS", "3xA100-80GB", 1);
+  setenv("FAKE_NVML_TOPOLOGY", "X,-,NODE;-,X,-;NODE,-,X", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_EQ(d.gpu_links, (GpuLinks{{0, 0, 1}, {0, 0, 0}, {1, 0, 0}}));
+  EXPECT_TRUE(
+      contains(d.topology_note, "nvmlDeviceGetTopologyCommonAncestor failed: Not Supported"))
+      << d.topology_note;
+}
+
+TEST_F(NvmlTest, NoTopologyIsUnknownNotWorst) {
+  setenv("FAKE_NVML_GPUS", "2xA100-80GB", 1);
+  GpuDiscovery d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_EQ(d.gpus.size(), 2u);
+  EXPECT_TRUE(d.gpu_links.empty());
+  EXPECT_TRUE(contains(d.topology_note, "Not Supported")) << d.topology_note;
+
+  // One GPU has no pairs: nothing to say.
+  setenv("FAKE_NVML_GPUS", "1xA100-80GB", 1);
+  d = discoverNvmlGpus(FAKE_NVML_LIB);
+  EXPECT_TRUE(d.gpu_links.empty());
+  EXPECT_EQ(d.topology_note, "");
+}
+
+TEST_F(NvmlTest, MalformedTopologyIsAnInitError) {
+  setenv("FAKE_NVML_GPUS", "2xA100-80GB", 1);
+  for (const char* bad : {"X,NV4;NV4,X;X", "X,NV19;NV19,X", "X,ABC;ABC,X", "X"}) {
+    setenv("FAKE_NVML_TOPOLOGY", bad, 1);
+    EXPECT_TRUE(discoverNvmlGpus(FAKE_NVML_LIB).gpus.empty()) << bad;
+  }
+}
+
+TEST_F(NvmlTest, DiscoveryWorksWithoutTheTopologyFunctions) {
+  setenv("FAKE_NVML_GPUS", "2xA100-80GB", 1);
+  setenv("FAKE_NVML_TOPOLOGY", "X,NV12;NV12,X", 1);
+  const std::string old = fakeWithoutTopology();
+  GpuDiscovery d = discoverNvmlGpus(old);
+  ASSERT_EQ(d.gpus.size(), 2u) << d.note;
+  EXPECT_EQ(d.note, "");
+  EXPECT_TRUE(d.gpu_links.empty());
+  EXPECT_TRUE(contains(d.topology_note, "nvmlDeviceGetTopologyCommonAncestor")) << d.topology_note;
+  EXPECT_TRUE(contains(d.topology_note, "no NVLink information")) << d.topology_note;
+
+  Result<NvmlLibrary> lib = NvmlLibrary::load(old);
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  EXPECT_FALSE(lib->has(NvmlSymbol::kDeviceGetTopologyCommonAncestor));
+  nvmlDevice_t dev = lib->deviceHandle(0).value();
+  Result<nvmlPciInfo_t> pci = lib->devicePciInfo(dev);
+  ASSERT_FALSE(pci.isOk());
+  EXPECT_EQ(pci.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(pci.status().message(), "has no nvmlDeviceGetPciInfo_v3"))
+      << pci.status().message();
+}
+
+TEST_F(NvmlTest, TopologyWrappers) {
+  setenv("FAKE_NVML_GPUS", "3xH100-80GB", 1);
+  setenv("FAKE_NVML_TOPOLOGY", "X,NV2,NV1;NV2,X,PIX;NV1,PIX,X", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  nvmlDevice_t d0 = lib->deviceHandle(0).value();
+  nvmlDevice_t d1 = lib->deviceHandle(1).value();
+  nvmlDevice_t d2 = lib->deviceHandle(2).value();
+
+  Result<nvmlPciInfo_t> pci = lib->devicePciInfo(d1);
+  ASSERT_TRUE(pci.isOk()) << pci.status().toString();
+  EXPECT_STREQ(pci->busId, "00000000:02:00.0");
+  EXPECT_STREQ(pci->busIdLegacy, "0000:02:00.0");
+  EXPECT_EQ(pci->bus, 2u);
+
+  EXPECT_EQ(lib->topologyCommonAncestor(d1, d2).value(), kNvmlTopologySingle);
+  // Links 0 and 1 of GPU 0 go to GPU 1, link 2 to GPU 2, the rest are down.
+  EXPECT_TRUE(lib->nvLinkActive(d0, 0).value());
+  EXPECT_TRUE(lib->nvLinkActive(d0, 2).value());
+  EXPECT_FALSE(lib->nvLinkActive(d0, 3).value());
+  EXPECT_STREQ(lib->nvLinkRemotePciInfo(d0, 1).value().busId, "00000000:02:00.0");
+  EXPECT_STREQ(lib->nvLinkRemotePciInfo(d0, 2).value().busId, "00000000:03:00.0");
+
+  Result<bool> beyond = lib->nvLinkActive(d0, kNvmlNvLinkMaxLinks);
+  ASSERT_FALSE(beyond.isOk());
+  EXPECT_TRUE(contains(beyond.status().message(), "nvmlDeviceGetNvLinkState(link 18)"))
+      << beyond.status().message();
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "server/config.h"
 
-#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include "codec/object_reader.h"
 #include "common/units.h"
 #include "core/placement.h"
+#include "gpu/topology.h"
 
 namespace ty {
 
@@ -79,16 +79,58 @@ Status readQueue(const Json& j, const std::string& path, QueueConfig& q) {
   return r.finish();
 }
 
+// gpu_topology: one string ("X,NV12;NV12,X") or a list of rows, each a
+// string ("X NV12") or a list of cells ([X, NV12]); kept as one string with
+// rows joined by ';', and parsed here so that a mistake is reported with the
+// rest of the file rather than at start.
+Status readGpuTopology(const Json& v, std::string& out) {
+  const char* key = "gpu_topology";
+  auto cells = [](const Json& row, std::string& text) {
+    if (row.is_string()) {
+      text = row.get<std::string>();
+      return true;
+    }
+    if (!row.is_array()) return false;
+    text.clear();
+    for (const Json& cell : row) {
+      if (!cell.is_string()) return false;
+      text += (text.empty() ? "" : ",") + cell.get<std::string>();
+    }
+    return true;
+  };
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::string row;
+      if (!cells(v[i], row) || row.find(';') != std::string::npos) {
+        return Status::invalidArgument(
+            "row " + std::to_string(i + 1) +
+                " must be a string of cells (\"X NV12\") or a list of them ([X, NV12])",
+            key);
+      }
+      text += (i == 0 ? "" : ";") + row;
+    }
+  } else {
+    return Status::invalidArgument(
+        "must be a matrix of nvidia-smi topo -m cells: a string with rows separated by ';' "
+        "(\"X,NV12;NV12,X\") or a list of rows",
+        key);
+  }
+  // Empty means "ask NVML", as an empty fake_gpus means "use NVML".
+  if (!text.empty()) TY_RETURN_IF_ERROR(parseGpuTopology(text, key).status());
+  out = text;
+  return Status::ok();
+}
+
 Status readScheduler(const Json& j, SchedulerSettings& s) {
   ObjectReader r(j, "scheduler", "config");
   TY_RETURN_IF_ERROR(r.check());
   TY_RETURN_IF_ERROR(r.string("placement", s.placement));
-  std::vector<std::string> names = placementPolicyNames();
-  if (std::find(names.begin(), names.end(), s.placement) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    return Status::invalidArgument("unknown policy \"" + s.placement + "\"; choose one of: " + list,
-                                   "scheduler.placement");
+  // The core names the policies it has; its message is reused under this key.
+  if (auto made = makePlacementPolicy(s.placement, {}); !made.isOk()) {
+    return Status::invalidArgument(made.status().message(), "scheduler.placement");
   }
   TY_RETURN_IF_ERROR(r.duration("fair_share_half_life", s.fair_share_half_life));
   TY_RETURN_IF_ERROR(r.boolean("backfill", s.backfill));
@@ -123,6 +165,9 @@ Status readConfig(const Json& j, ServerConfig& c) {
   TY_RETURN_IF_ERROR(r.string("data_dir", c.data_dir));
   TY_RETURN_IF_ERROR(r.string("fake_gpus", c.fake_gpus));
   TY_RETURN_IF_ERROR(r.string("nvml_library", c.nvml_library));
+  if (const Json* topology = r.get("gpu_topology")) {
+    TY_RETURN_IF_ERROR(readGpuTopology(*topology, c.gpu_topology));
+  }
   TY_RETURN_IF_ERROR(r.string("node_name", c.node_name));
   auto body = static_cast<std::int64_t>(c.max_body_bytes);
   TY_RETURN_IF_ERROR(r.memory("max_body_bytes", body));
@@ -150,7 +195,8 @@ Status loadConfigFile(const std::string& path, ServerConfig& c) {
   auto parsed = parseBody(text.str(), /*yaml=*/true);
   if (!parsed.isOk()) return parsed.status().withContext(path);
   Status st = readConfig(*parsed, c);
-  if (!st.isOk()) return st.withContext(path);
+  // The message alone would not name the key at fault: "ty.yaml: gpu_topology: ...".
+  if (!st.isOk()) return st.withContext(st.field().empty() ? path : path + ": " + st.field());
   return Status::ok();
 }
 

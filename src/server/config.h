@@ -29,6 +29,10 @@ struct ServerConfig {
   std::string data_dir = "./var";
   std::string fake_gpus;  // "4xA100-80GB"; empty: discover with NVML
   std::string nvml_library = "libnvidia-ml.so.1";
+  // How the GPUs are linked, in `nvidia-smi topo -m` cells, rows joined by
+  // ';' ("X,NV12;NV12,X"; gpu/topology.h). Empty: ask NVML (none with
+  // fake_gpus). Checked when read; its size against the GPUs at start.
+  std::string gpu_topology;
   std::string node_name = "local";
   std::size_t max_body_bytes = 1 << 20;
   int worker_threads = 64;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/job_codec.h"
+#include "core/placement.h"
 
 namespace ty {
 namespace {
@@ -101,6 +102,57 @@ TEST(ServerConfigTest, NamesTheQueueFieldAtFault) {
        }) {
     ServerConfig config;
     EXPECT_EQ(read(c.yaml, config).field(), c.field) << c.yaml;
+  }
+}
+
+TEST(ServerConfigTest, AnUnknownPlacementPolicyGetsTheCoresMessageUnderItsKey) {
+  ServerConfig c;
+  Status st = read("scheduler: {placement: magic}", c);
+  EXPECT_EQ(st.field(), "scheduler.placement");
+  EXPECT_EQ(st.message(),
+            makePlacementPolicy("magic", {}).status().message());  // one message, in core
+  EXPECT_NE(st.message().find("choose one of: trainyard"), std::string::npos) << st.message();
+}
+
+TEST(ServerConfigTest, ReadsTheGpuTopologyAsAStringOrAListOfRows) {
+  ServerConfig c;
+  ASSERT_TRUE(read("gpu_topology: X,NV12;NV12,X\n", c).isOk());
+  EXPECT_EQ(c.gpu_topology, "X,NV12;NV12,X");
+
+  Status st = read(R"(
+gpu_topology:
+  - X    NV12 SYS
+  - NV12 X    SYS
+  - [SYS, SYS, X]
+)",
+                   c);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(c.gpu_topology, "X    NV12 SYS;NV12 X    SYS;SYS,SYS,X");
+
+  // Empty, as for fake_gpus, means "ask NVML".
+  ASSERT_TRUE(read("gpu_topology: \"\"\n", c).isOk());
+  EXPECT_EQ(c.gpu_topology, "");
+}
+
+TEST(ServerConfigTest, GpuTopologyErrorsNameTheKeyAndTheFix) {
+  struct Case {
+    const char* yaml;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"gpu_topology: X,SYS;SYS", "row 2 has 1 cells but there are 2 rows"},
+           {"gpu_topology: X,NV;NV,X", "unknown cell \"NV\"; use X (a GPU with itself), NV<n>"},
+           {"gpu_topology: X,NV4;PIX,X", "row 1, column 2 is NV4 but row 2, column 1 is PIX"},
+           {"gpu_topology: [X, [SYS, 1]]", "row 2 must be a string of cells"},
+           {"gpu_topology: [\"X;X\"]", "row 1 must be a string of cells"},
+           {"gpu_topology: {a: 1}", "must be a matrix of nvidia-smi topo -m cells"},
+           {"gpu_topology: \" ; \"", "is empty; give one row of cells per GPU"},
+       }) {
+    ServerConfig config;
+    Status st = read(c.yaml, config);
+    EXPECT_EQ(st.field(), "gpu_topology") << c.yaml;
+    EXPECT_NE(st.message().find(c.says), std::string::npos) << c.yaml << ": " << st.message();
+    EXPECT_EQ(config.gpu_topology, "") << c.yaml;
   }
 }
 

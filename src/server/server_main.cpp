@@ -16,6 +16,7 @@
 #include "exec/local/sys_util.h"
 #include "gpu/gpu_provider.h"
 #include "gpu/host.h"
+#include "gpu/topology.h"
 #include "server/config.h"
 #include "server/job_service.h"
 
@@ -70,28 +71,19 @@ int runServer(const ServerConfig& config) {
     return 1;
   }
 
-  std::vector<GpuInfo> gpus;
-  if (!config.fake_gpus.empty()) {
-    auto fake = parseFakeGpus(config.fake_gpus, config.node_name);
-    if (!fake.isOk()) {
-      spdlog::error("--fake-gpus: {}", fake.status().message());
-      return 2;
-    }
-    gpus = *fake;
-    spdlog::info("using {} fake GPUs ({})", gpus.size(), config.fake_gpus);
-  } else {
-    GpuDiscovery found = discoverNvmlGpus(config.nvml_library);
-    gpus = found.gpus;
-    if (gpus.empty()) {
-      spdlog::warn(
-          "no GPUs: {}; jobs that ask for GPUs will be refused (use --fake-gpus to "
-          "simulate some)",
-          found.note);
-    } else {
-      spdlog::info("found {} GPUs through NVML", gpus.size());
-    }
+  Result<LocalNode> local = describeServerNode(config);
+  if (!local.isOk()) {
+    const Status& st = local.status();
+    spdlog::error("{}{}", st.field().empty() ? "" : st.field() + ": ", st.message());
+    return 2;
   }
-  NodeInfo node = describeLocalNode(config.node_name, gpus);
+  if (!local->gpu_warning.empty()) {
+    spdlog::warn("{}", local->gpu_warning);
+  } else {
+    spdlog::info("{}", local->gpu_source);
+  }
+  spdlog::info("{}", local->topology_source);
+  NodeInfo node = std::move(local->node);
   spdlog::info("node {}: {} GPUs, {} CPUs, {} bytes of memory", node.name, node.gpus.size(),
                node.cpus.toString(), node.memory_bytes);
 
@@ -165,6 +157,66 @@ int runServer(const ServerConfig& config) {
 
 }  // namespace
 
+Result<LocalNode> describeServerNode(const ServerConfig& config) {
+  LocalNode out;
+  std::vector<GpuInfo> gpus;
+  GpuDiscovery found;
+  if (!config.fake_gpus.empty()) {
+    Result<std::vector<GpuInfo>> fake = parseFakeGpus(config.fake_gpus, config.node_name);
+    if (!fake.isOk()) return fake.status();
+    gpus = std::move(fake).value();
+    out.gpu_source =
+        "using " + std::to_string(gpus.size()) + " fake GPUs (" + config.fake_gpus + ")";
+  } else {
+    found = discoverNvmlGpus(config.nvml_library);
+    gpus = found.gpus;
+    if (gpus.empty()) {
+      out.gpu_warning = "no GPUs: " + found.note +
+                        "; jobs that ask for GPUs will be refused (use --fake-gpus to simulate "
+                        "some)";
+    } else {
+      out.gpu_source = "found " + std::to_string(gpus.size()) + " GPUs through NVML";
+      if (!found.note.empty()) out.gpu_source += " (" + found.note + ")";
+    }
+  }
+
+  // The config wins over NVML: it is how an operator corrects a machine whose
+  // NVML reports too little (a VM, an old driver) or wrongly.
+  GpuLinks links;
+  if (gpus.empty()) {
+    out.topology_source = "GPU topology: no GPUs";
+  } else if (!config.gpu_topology.empty()) {
+    Result<GpuLinks> parsed = parseGpuTopology(config.gpu_topology, "gpu_topology");
+    if (!parsed.isOk()) return parsed.status();
+    links = std::move(parsed).value();
+    if (links.size() != gpus.size()) {
+      return Status::invalidArgument(
+          "has " + std::to_string(links.size()) + " rows but this node has " +
+              std::to_string(gpus.size()) + " GPUs (" +
+              (config.fake_gpus.empty() ? "found through NVML" : "--fake-gpus") +
+              "); give one row and one column per GPU, in index order",
+          "gpu_topology");
+    }
+    out.topology_source = "GPU topology from gpu_topology: " + formatGpuLinks(links);
+  } else if (!config.fake_gpus.empty()) {
+    out.topology_source =
+        "GPU topology unknown (--fake-gpus without gpu_topology): GPUs are taken by index";
+  } else if (found.gpu_links.size() == gpus.size()) {
+    links = found.gpu_links;
+    out.topology_source = "GPU topology from NVML: " + formatGpuLinks(links);
+    if (!found.topology_note.empty()) out.topology_source += " (" + found.topology_note + ")";
+  } else {
+    out.topology_source =
+        "GPU topology unknown (" +
+        (found.topology_note.empty() ? std::string("NVML told nothing") : found.topology_note) +
+        "): GPUs are taken by index; set gpu_topology to give it";
+  }
+
+  out.node = describeLocalNode(config.node_name, std::move(gpus));
+  out.node.gpu_links = std::move(links);
+  return out;
+}
+
 void addServerCommand(CLI::App& app) {
   // Flags are parsed into `flags`; the config file (if any) is read into a
   // fresh config first and then only the flags actually given override it.
@@ -181,6 +233,9 @@ void addServerCommand(CLI::App& app) {
   option("--fake-gpus", &ServerConfig::fake_gpus,
          "Pretend this node has these GPUs, e.g. 4xA100-80GB or 2xH100-80GB,2xL40S-48GB");
   option("--nvml-library", &ServerConfig::nvml_library, "NVML library to load");
+  option("--gpu-topology", &ServerConfig::gpu_topology,
+         "How the GPUs are linked, in nvidia-smi topo -m cells, rows separated by ';', e.g. "
+         "X,NV12;NV12,X (overrides NVML)");
   option("--node-name", &ServerConfig::node_name, "Name of this node");
   option("--container-network", &ServerConfig::container_network,
          "podman network for container jobs (host, none, ...)");

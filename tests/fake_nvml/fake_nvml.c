@@ -9,11 +9,33 @@
  *                             makes nvmlInit_v2 return NVML_ERROR_UNKNOWN.
  *   FAKE_NVML_INIT_ERROR      <code>: nvmlInit_v2 returns it.
  *   FAKE_NVML_DRIVER_VERSION  default "550.54.15".
+ *   FAKE_NVML_TOPOLOGY        how the GPUs are linked, as the matrix of
+ *                             `nvidia-smi topo -m`: rows separated by ';',
+ *                             cells by ',', one of each per GPU, e.g.
+ *                             "X,NV4,SYS;NV4,X,SYS;SYS,SYS,X". Cells:
+ *                               X         the diagonal
+ *                               NV<n>     n NVLinks to that GPU (common
+ *                                         ancestor SYS)
+ *                               PIX PXB PHB NODE SYS
+ *                                         that common ancestor, no NVLink
+ *                               -         NVML cannot tell: the common
+ *                                         ancestor is NVML_ERROR_NOT_SUPPORTED
+ *                             Unset or empty: no GPU has NVLink and no common
+ *                             ancestor is known. A malformed matrix, or one
+ *                             that does not match FAKE_NVML_GPUS, makes
+ *                             nvmlInit_v2 return NVML_ERROR_UNKNOWN. Rows are
+ *                             not checked for symmetry, so that tests can
+ *                             script what a half-broken NVML reports.
  *
  * Device i is named "NVIDIA <model>", has UUID
- * "GPU-00000000-0000-4000-8000-<i as 12 hex digits>" and the memory of the
- * model's "-<N>GB" suffix, all free. Initialisation is reference counted as in
- * NVML. Not thread-safe; tests call it from one thread.
+ * "GPU-00000000-0000-4000-8000-<i as 12 hex digits>", the memory of the
+ * model's "-<N>GB" suffix, all free, and PCI bus id "00000000:<i+1 as 2 hex
+ * digits>:00.0". A GPU's NVLinks are numbered from 0 in the order of its
+ * row: with "X,NV2,NV1" links 0 and 1 go to GPU 1 and link 2 to GPU 2;
+ * nvmlDeviceGetNvLinkState answers for links 0..NVML_NVLINK_MAX_LINKS-1 of a
+ * GPU with at least one NVLink and NVML_ERROR_NOT_SUPPORTED for one without.
+ * Initialisation is reference counted as in NVML. Not thread-safe; tests call
+ * it from one thread.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -29,6 +51,26 @@ typedef struct {
   unsigned long long free;
   unsigned long long used;
 } nvmlMemory_t;
+/* As nvml.h lays it out. */
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+typedef enum {
+  NVML_TOPOLOGY_INTERNAL = 0,
+  NVML_TOPOLOGY_SINGLE = 10,
+  NVML_TOPOLOGY_MULTIPLE = 20,
+  NVML_TOPOLOGY_HOSTBRIDGE = 30,
+  NVML_TOPOLOGY_NODE = 40,
+  NVML_TOPOLOGY_SYSTEM = 50,
+} nvmlGpuTopologyLevel_t;
+typedef enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+#define NVML_NVLINK_MAX_LINKS 18
 
 enum {
   NVML_SUCCESS = 0,
@@ -68,6 +110,12 @@ struct nvmlDevice_st {
 static struct nvmlDevice_st g_devices[FAKE_MAX_GPUS];
 static unsigned g_count;
 static int g_init_refs;
+
+/* From FAKE_NVML_TOPOLOGY: the common ancestor of each pair (-1: unknown)
+ * and the peer at the end of each NVLink (-1: no link). */
+#define FAKE_UNKNOWN (-1)
+static int g_level[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
+static int g_link_peer[FAKE_MAX_GPUS][NVML_NVLINK_MAX_LINKS];
 
 /* Parses one "COUNTxMODEL" part [begin, end) into g_devices; 0 on success. */
 static int parsePart(const char* begin, const char* end) {
@@ -122,10 +170,74 @@ static int parseGpus(const char* spec) {
   }
 }
 
+/* Reads one cell [begin, end) at row r, column c; 0 on success. */
+static int parseCell(const char* begin, const char* end, unsigned r, unsigned c, int* next_link) {
+  while (begin < end && isspace((unsigned char)*begin)) ++begin;
+  while (end > begin && isspace((unsigned char)end[-1])) --end;
+  size_t len = (size_t)(end - begin);
+  static const struct {
+    const char* name;
+    int level;
+  } kLevels[] = {{"PIX", NVML_TOPOLOGY_SINGLE},     {"PXB", NVML_TOPOLOGY_MULTIPLE},
+                 {"PHB", NVML_TOPOLOGY_HOSTBRIDGE}, {"NODE", NVML_TOPOLOGY_NODE},
+                 {"SYS", NVML_TOPOLOGY_SYSTEM},     {"-", FAKE_UNKNOWN}};
+  if (len == 1 && *begin == 'X') return r == c ? 0 : -1;
+  if (r == c) return -1;
+  for (size_t k = 0; k < sizeof kLevels / sizeof kLevels[0]; ++k) {
+    if (strlen(kLevels[k].name) == len && strncmp(kLevels[k].name, begin, len) == 0) {
+      g_level[r][c] = kLevels[k].level;
+      return 0;
+    }
+  }
+  if (len < 3 || strncmp(begin, "NV", 2) != 0) return -1;
+  int n = 0;
+  for (const char* p = begin + 2; p < end; ++p) {
+    if (!isdigit((unsigned char)*p)) return -1;
+    n = n * 10 + (*p - '0');
+    if (n > NVML_NVLINK_MAX_LINKS) return -1;
+  }
+  if (n == 0 || *next_link + n > NVML_NVLINK_MAX_LINKS) return -1;
+  for (int k = 0; k < n; ++k) g_link_peer[r][(*next_link)++] = (int)c;
+  g_level[r][c] = NVML_TOPOLOGY_SYSTEM;
+  return 0;
+}
+
+/* Parses FAKE_NVML_TOPOLOGY for the g_count GPUs; 0 on success. */
+static int parseTopology(const char* spec) {
+  for (unsigned i = 0; i < FAKE_MAX_GPUS; ++i) {
+    for (unsigned j = 0; j < FAKE_MAX_GPUS; ++j) g_level[i][j] = FAKE_UNKNOWN;
+    for (unsigned k = 0; k < NVML_NVLINK_MAX_LINKS; ++k) g_link_peer[i][k] = -1;
+  }
+  if (spec == NULL || *spec == '\0') return 0;
+  unsigned r = 0;
+  for (const char* row = spec;; ++r) {
+    const char* row_end = strchr(row, ';');
+    if (row_end == NULL) row_end = row + strlen(row);
+    if (r >= g_count) return -1;
+    unsigned c = 0;
+    int next_link = 0;
+    for (const char* cell = row;; ++c) {
+      const char* cell_end = memchr(cell, ',', (size_t)(row_end - cell));
+      if (cell_end == NULL) cell_end = row_end;
+      if (c >= g_count || parseCell(cell, cell_end, r, c, &next_link) != 0) return -1;
+      if (cell_end == row_end) break;
+      cell = cell_end + 1;
+    }
+    if (c + 1 != g_count) return -1;
+    if (*row_end == '\0') break;
+    row = row_end + 1;
+  }
+  return r + 1 == g_count ? 0 : -1;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
   const char* forced = getenv("FAKE_NVML_INIT_ERROR");
   if (forced != NULL && *forced != '\0') return atoi(forced);
   if (g_init_refs == 0 && parseGpus(getenv("FAKE_NVML_GPUS")) != 0) return NVML_ERROR_UNKNOWN;
+  if (g_init_refs == 0 && parseTopology(getenv("FAKE_NVML_TOPOLOGY")) != 0) {
+    g_count = 0;
+    return NVML_ERROR_UNKNOWN;
+  }
   ++g_init_refs;
   return NVML_SUCCESS;
 }
@@ -240,3 +352,60 @@ FAKE_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int 
   const char* v = getenv("FAKE_NVML_DRIVER_VERSION");
   return copyOut(v != NULL && *v != '\0' ? v : "550.54.15", version, length);
 }
+
+/* Built with FAKE_NVML_NO_TOPOLOGY, the library stands for an older driver
+ * without the topology entry points. */
+#ifndef FAKE_NVML_NO_TOPOLOGY
+static void pciInfo(unsigned index, nvmlPciInfo_t* pci) {
+  memset(pci, 0, sizeof *pci);
+  pci->domain = (index + 1) / 256;
+  pci->bus = (index + 1) % 256;
+  pci->pciDeviceId = 0x20B510DE; /* A100 80GB, NVIDIA's vendor id */
+  snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:00.0", pci->domain, pci->bus);
+  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:00.0", pci->domain, pci->bus);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || pci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  pciInfo((unsigned)(device - g_devices), pci);
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1,
+                                                             nvmlDevice_t device2,
+                                                             nvmlGpuTopologyLevel_t* path) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device1) || !validDevice(device2) || path == NULL) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  int level = g_level[device1 - g_devices][device2 - g_devices];
+  if (device1 == device2) level = NVML_TOPOLOGY_INTERNAL;
+  if (level == FAKE_UNKNOWN) return NVML_ERROR_NOT_SUPPORTED;
+  *path = (nvmlGpuTopologyLevel_t)level;
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                                  nvmlEnableState_t* is_active) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || is_active == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const int* peers = g_link_peer[device - g_devices];
+  if (peers[0] < 0) return NVML_ERROR_NOT_SUPPORTED; /* links are given from 0 up */
+  if (link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
+  *is_active = peers[link] >= 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+                                                             nvmlPciInfo_t* pci) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || pci == NULL || link >= NVML_NVLINK_MAX_LINKS) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  int peer = g_link_peer[device - g_devices][link];
+  if (peer < 0) return NVML_ERROR_NOT_SUPPORTED;
+  pciInfo((unsigned)peer, pci);
+  return NVML_SUCCESS;
+}
+#endif /* FAKE_NVML_NO_TOPOLOGY */
