@@ -1,7 +1,9 @@
-// Model pressure used by the trainyard placement policy
-// (placement_trainyard.cpp). Internal to core; declared here so that it
-// can be tested on values.
+// Helpers of the trainyard placement policy (placement_trainyard.cpp):
+// model pressure and CPU stranding. Internal to core; declared here so
+// that they can be tested on values.
 #pragma once
+
+#include <cstdint>
 
 #include "core/cluster.h"
 #include "core/placement.h"
@@ -14,5 +16,15 @@ namespace ty {
 // scaled so that the whole workload fills the cluster once. 0 when no
 // shape is constrained; above 1 when a model cannot hold its pinned demand.
 double pinnedModelShare(const Workload& workload, const ClusterState& state);
+
+// CPU milli per GPU milli the workload's GPU shapes ask for, weighted by
+// frequency (total CPU over total GPU). 0 without GPU shapes.
+double cpuPerGpuMilli(const Workload& workload);
+
+// Free GPU milli that `free_cpu_milli` cannot drive when every GPU milli
+// needs `cpu_per_gpu_milli` CPU milli: GPU left idle for want of CPU. 0
+// when the ratio is 0.
+double strandedGpuMilli(std::int64_t free_gpu_milli, std::int64_t free_cpu_milli,
+                        double cpu_per_gpu_milli);
 
 }  // namespace ty

@@ -1,4 +1,5 @@
-// The trainyard policy's model pressure and the tie-break it switches.
+// The trainyard policy's model pressure, CPU stranding, and the term the
+// pressure switches off.
 #include <gtest/gtest.h>
 
 #include "common/rng.h"
@@ -52,25 +53,67 @@ TEST(PinnedModelShare, ScalesConstrainedDemandToTheModelsCapacity) {
   EXPECT_DOUBLE_EQ(pinnedModelShare(either, state), 0.25);
 }
 
-TEST(TrainyardPlacement, TiesGoToSmallNodesWhenNothingIsPinned) {
-  ClusterSnapshot snap = mixedCluster();
-  ClusterState state(snap);
-  auto policy = makePlacementPolicy("trainyard", {{oneGpu(), 1.0}}).value();
-  Rng rng(1);
-  auto choice = policy->choose(state, oneGpu(), rng);
-  ASSERT_TRUE(choice.has_value());
-  EXPECT_EQ(choice->node, 1u);  // a 4-GPU node, the 8-GPU one stays whole
+TEST(CpuStranding, RatioIsTotalCpuOverTotalGpu) {
+  ReplicaShape half = oneGpu();
+  half.gpu_milli = 500;
+  half.cpus = Quantity::whole(4);
+  ReplicaShape cpu_only;
+  cpu_only.gpu_count = 0;
+  cpu_only.cpus = Quantity::whole(64);
+  // 3 x (1000 GPU, 2000 CPU) + 1 x (500 GPU, 4000 CPU): 10000 / 3500.
+  Workload w = {{oneGpu(), 3.0}, {half, 1.0}, {cpu_only, 5.0}};
+  EXPECT_DOUBLE_EQ(cpuPerGpuMilli(w), 10000.0 / 3500.0);
+  EXPECT_EQ(cpuPerGpuMilli({{cpu_only, 1.0}}), 0.0);
 }
 
-TEST(TrainyardPlacement, TiesGoByIndexWhenAModelIsPinned) {
-  ClusterSnapshot snap = mixedCluster();
+TEST(CpuStranding, GpuThatFreeCpuCannotDrive) {
+  // 4 CPU per GPU: 8 free GPUs need 32 CPUs; with 8 CPUs 6 GPUs strand.
+  EXPECT_DOUBLE_EQ(strandedGpuMilli(8000, 8000, 4.0), 6000.0);
+  EXPECT_DOUBLE_EQ(strandedGpuMilli(8000, 32000, 4.0), 0.0);
+  EXPECT_DOUBLE_EQ(strandedGpuMilli(8000, 0, 4.0), 8000.0);
+  EXPECT_DOUBLE_EQ(strandedGpuMilli(8000, 0, 0.0), 0.0);  // no ratio known
+}
+
+// Two 8-GPU nodes that differ in CPU: 4 cores per GPU first, 16 second.
+ClusterSnapshot cpuSkewedCluster(const std::string& rich_model) {
+  ClusterSnapshot snap;
+  snap.nodes.push_back(makeNode("lean", 8, "A100", 32));
+  snap.nodes.push_back(makeNode("rich", 8, rich_model, 128));
+  return snap;
+}
+
+ReplicaShape cpuHeavy() {
+  ReplicaShape s = oneGpu();
+  s.cpus = Quantity::whole(24);
+  return s;
+}
+
+TEST(TrainyardPlacement, CpuHeavyReplicaAvoidsStrandingGpus) {
+  ClusterSnapshot snap = cpuSkewedCluster("A100");
   ClusterState state(snap);
-  Workload w = {{oneGpu(), 0.5}, {oneGpu({"T4"}), 0.5}};
+  // The typical replica asks 2 cores per GPU and fits either node after
+  // the placement, so the fragment alone ties (FGD takes the first node);
+  // on the lean node 24 cores would leave 7 GPUs with 8 cores.
+  auto policy = makePlacementPolicy("trainyard", {{oneGpu(), 1.0}}).value();
+  Rng rng(1);
+  auto choice = policy->choose(state, cpuHeavy(), rng);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(choice->node, 1u);
+  auto fgd = makePlacementPolicy("fgd", {{oneGpu(), 1.0}}).value();
+  EXPECT_EQ(fgd->choose(state, cpuHeavy(), rng)->node, 0u);
+}
+
+TEST(TrainyardPlacement, StrandingIsOffWhenAModelIsOverPinned) {
+  ClusterSnapshot snap = cpuSkewedCluster("T4");
+  ClusterState state(snap);
+  // T4-only replicas need 1.4 times the T4 capacity: the CPU-rich T4 node
+  // is left to them and ties go by index, as in FGD.
+  Workload w = {{oneGpu(), 0.3}, {oneGpu({"T4"}), 0.7}};
   auto policy = makePlacementPolicy("trainyard", w).value();
   Rng rng(1);
-  auto choice = policy->choose(state, oneGpu(), rng);
+  auto choice = policy->choose(state, cpuHeavy(), rng);
   ASSERT_TRUE(choice.has_value());
-  EXPECT_EQ(choice->node, 0u);  // the T4 nodes are left to the T4 replicas
+  EXPECT_EQ(choice->node, 0u);
 }
 
 }  // namespace
