@@ -1294,6 +1294,17 @@ Status checkQuota(const JobSpec& spec, const PolicyConfig& config,
   return Status::ok();
 }
 
+const char* jobOrderName(JobOrder o) {
+  return o == JobOrder::kLeastAttainedService ? "least-attained-service" : "fair-share";
+}
+
+std::optional<JobOrder> parseJobOrder(std::string_view name) {
+  for (JobOrder o : {JobOrder::kFairShare, JobOrder::kLeastAttainedService}) {
+    if (name == jobOrderName(o)) return o;
+  }
+  return std::nullopt;
+}
+
 PendingJob pendingJobOf(const Job& job) {
   PendingJob p{job.id, job.spec.priority, job.created_at, job.spec.resources, job.spec.replicas};
   p.queue = job.spec.queue;

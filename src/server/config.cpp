@@ -137,6 +137,38 @@ Status readScheduler(const Json& j, SchedulerSettings& s) {
   TY_RETURN_IF_ERROR(r.boolean("preemption", s.preemption));
   TY_RETURN_IF_ERROR(r.boolean("borrow_within_cohort", s.borrow_within_cohort));
   TY_RETURN_IF_ERROR(r.boolean("reclaim_respects_priority", s.reclaim_respects_priority));
+  std::string levels = serviceLevelsName(s.service_levels);
+  TY_RETURN_IF_ERROR(r.string("service_levels", levels));
+  auto parsed_levels = parseServiceLevels(levels);
+  if (!parsed_levels) {
+    return Status::invalidArgument(
+        "unknown service levels \"" + levels + "\"; use none, least-attained or shortest-remaining",
+        "scheduler.service_levels");
+  }
+  s.service_levels = *parsed_levels;
+  if (s.service_levels != ServiceLevels::kNone && !s.reclaim_respects_priority) {
+    // Levels change as jobs run; reclaim that ignores them stops a job of a
+    // higher level, which then stops its preemptor back, pass after pass.
+    return Status::invalidArgument(
+        "must be true while service_levels is " + levels +
+            ": reclaim across levels makes jobs preempt each other in turn; set "
+            "service_levels: none to turn it off",
+        "scheduler.reclaim_respects_priority");
+  }
+  TY_RETURN_IF_ERROR(r.duration("las_threshold", s.las_threshold));
+  if (s.las_threshold <= 0) {
+    return Status::invalidArgument("must be a positive GPU-time such as 1h",
+                                   "scheduler.las_threshold");
+  }
+  std::string order = jobOrderName(s.order);
+  TY_RETURN_IF_ERROR(r.string("order", order));
+  auto parsed_order = parseJobOrder(order);
+  if (!parsed_order) {
+    return Status::invalidArgument(
+        "unknown order \"" + order + "\"; use fair-share or least-attained-service",
+        "scheduler.order");
+  }
+  s.order = *parsed_order;
   if (const Json* queues = r.get("queues")) {
     if (!queues->is_array()) {
       return Status::invalidArgument("must be a list of queues", "scheduler.queues");

@@ -10,6 +10,8 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "core/queue.h"
+#include "core/schedule.h"
+#include "core/service_levels.h"
 
 namespace ty {
 
@@ -20,8 +22,15 @@ struct SchedulerSettings {
   DurationMs fair_share_half_life = 7LL * 24 * 3600 * 1000;
   bool backfill = true;
   bool preemption = true;
-  bool borrow_within_cohort = false;       // stop lower-priority borrowers of the cohort
-  bool reclaim_respects_priority = false;  // reclaim only from equal or lower priority
+  // Stop lower-priority borrowers of the cohort; reclaim only from equal or
+  // lower priority. Defaults from the core (both on).
+  bool borrow_within_cohort = PolicyConfig{}.borrow_within_cohort;
+  bool reclaim_respects_priority = PolicyConfig{}.reclaim_respects_priority;
+  // Priorities refined by remaining estimate or attained service
+  // (core/service_levels.h); `las_threshold` is GPU-time for least-attained.
+  ServiceLevels service_levels = ServiceLevelConfig{}.kind;
+  DurationMs las_threshold = ServiceLevelConfig{}.las_threshold_gpu_ms;
+  JobOrder order = JobOrder::kFairShare;
 };
 
 struct ServerConfig {

@@ -41,6 +41,9 @@ scheduler:
   fair_share_half_life: 1d
   backfill: false
   borrow_within_cohort: true
+  service_levels: least-attained
+  las_threshold: 2h
+  order: least-attained-service
   queues:
     - name: vision
       cohort: research
@@ -61,7 +64,10 @@ scheduler:
   EXPECT_FALSE(s.backfill);
   EXPECT_TRUE(s.preemption);
   EXPECT_TRUE(s.borrow_within_cohort);
-  EXPECT_FALSE(s.reclaim_respects_priority);
+  EXPECT_TRUE(s.reclaim_respects_priority);
+  EXPECT_EQ(s.service_levels, ServiceLevels::kLeastAttained);
+  EXPECT_EQ(s.las_threshold, 7'200'000);
+  EXPECT_EQ(s.order, JobOrder::kLeastAttainedService);
   ASSERT_EQ(s.queues.size(), 2u);
   const QueueConfig& v = s.queues[0];
   EXPECT_EQ(v.project, "vision");
@@ -84,6 +90,10 @@ TEST(ServerConfigTest, NamesTheQueueFieldAtFault) {
   };
   for (const Case& c : std::vector<Case>{
            {"scheduler: {placement: magic}", "scheduler.placement"},
+           {"scheduler: {service_levels: srtf}", "scheduler.service_levels"},
+           {"scheduler: {las_threshold: 0s}", "scheduler.las_threshold"},
+           {"scheduler: {order: random}", "scheduler.order"},
+           {"scheduler: {reclaim_respects_priority: false}", "scheduler.reclaim_respects_priority"},
            {"scheduler: {queues: {a: 1}}", "scheduler.queues"},
            {"scheduler: {queues: [{cohort: x}]}", "scheduler.queues[0].name"},
            {"scheduler: {queues: [{name: a}, {name: a}]}", "scheduler.queues[1].name"},

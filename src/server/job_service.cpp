@@ -294,6 +294,7 @@ std::vector<RunningJob> JobService::runningJobs() const {
     RunningJob r = runningJobOf(job, live->attempt);
     r.stopping = live->stop_sent > 0;
     r.preempted_by = job.preempted_by;
+    if (auto a = attained_.find(id); a != attained_.end()) r.attained_service = a->second;
     out.push_back(std::move(r));
   }
   return out;
@@ -411,10 +412,17 @@ Status JobService::recover(Pass& pass) {
   Pass fresh;
   TY_ASSIGN_OR_RETURN(auto jobs, store_.activeJobs());
   Timestamp now = clock_.now();
+  std::map<JobId, std::int64_t> attained;
   for (auto& job : jobs) {
     JobId id = job.id;
+    std::vector<Attempt> attempts;
+    if (job.attempts > 0) {
+      TY_ASSIGN_OR_RETURN(attempts, store_.attempts(id));
+      if (std::int64_t served = attainedService(job.spec, attempts); served > 0) {
+        attained[id] = served;
+      }
+    }
     if (job.state == JobState::kScheduled || job.state == JobState::kRunning) {
-      TY_ASSIGN_OR_RETURN(auto attempts, store_.attempts(id));
       if (attempts.empty()) {
         return Status::internal("job " + std::to_string(id.value()) + " is " +
                                 jobStateName(job.state) + " without an attempt");
@@ -452,6 +460,7 @@ Status JobService::recover(Pass& pass) {
   }
   active_ = std::move(active);
   live_ = std::move(lives);
+  attained_ = std::move(attained);
   usage_ = std::move(decayed);
   // Jobs kept running while the server was down: the first pass charges
   // their queues for that time too.
@@ -639,6 +648,7 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
   if (live.first_failed >= 0) first_failure = &*live.exits[live.first_failed];
   a.state = AttemptState::kEnded;
   a.finished_at = now;
+  if (std::int64_t served = attemptService(job.spec, a); served > 0) attained_[job.id] += served;
   a.exit_code = first_failure ? first_failure->exit_code : 0;
   job.exit_code = a.exit_code;
   job.finished_at = now;
@@ -709,7 +719,10 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
   pass.schedule = true;
   JobId id = job.id;
   live_.erase(id);
-  if (isTerminal(job.state)) active_.erase(id);
+  if (isTerminal(job.state)) {
+    active_.erase(id);
+    attained_.erase(id);
+  }
 }
 
 void JobService::handleTimers(Pass& pass, Timestamp now) {
@@ -778,6 +791,9 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
       continue;
     }
     queues.pending.push_back(pendingJobOf(job));
+    if (auto a = attained_.find(id); a != attained_.end()) {
+      queues.pending.back().attained_service = a->second;
+    }
   }
   if (queues.pending.empty()) {
     next_waiting_.clear();
@@ -786,6 +802,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   queues.usage = usage_;
   PolicyConfig policy = options_.policy;
   policy.placement = placement_.get();
+  applyServiceLevels(queues, options_.levels, now);
   Decision d = schedule(cluster, queues, policy, now, rng_);
   for (const auto& p : d.preemptions) applyPreemption(p, pass, now);
   for (auto& p : d.placements) {

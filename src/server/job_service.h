@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/rng.h"
 #include "core/schedule.h"
+#include "core/service_levels.h"
 #include "exec/executor.h"
 #include "server/submit_batcher.h"
 #include "store/store.h"
@@ -37,6 +38,8 @@ struct JobServiceOptions {
   // Queues, fair share, backfill and preemption; `policy.placement` is
   // ignored: the service makes its own from `placement`.
   PolicyConfig policy;
+  // Levels folded into priorities before each pass (core/service_levels.h).
+  ServiceLevelConfig levels;
   std::string placement = "trainyard";  // a name from placementPolicyNames()
   std::function<int()> pick_port;       // a free TCP port for MASTER_PORT
   std::uint64_t seed = 1;
@@ -108,7 +111,10 @@ class JobService final : public ControlPlane {
   // Owned by the loop thread.
   std::map<JobId, Job> active_;
   std::map<JobId, std::unique_ptr<Live>> live_;
-  std::map<JobId, WaitInfo> next_waiting_;     // from the last pass, until published
+  std::map<JobId, WaitInfo> next_waiting_;  // from the last pass, until published
+  // GPU-ms of service in each active job's ended attempts (service levels);
+  // rebuilt from the stored attempts by recover().
+  std::map<JobId, std::int64_t> attained_;
   std::map<std::string, DecayedUsage> usage_;  // fair-share usage by queue
   Timestamp usage_as_of_ = 0;
   Timestamp last_timer_check_ = 0;

@@ -112,6 +112,9 @@ int runServer(const ServerConfig& config) {
   options.policy.preemption = config.scheduler.preemption;
   options.policy.borrow_within_cohort = config.scheduler.borrow_within_cohort;
   options.policy.reclaim_respects_priority = config.scheduler.reclaim_respects_priority;
+  options.policy.order = config.scheduler.order;
+  options.levels.kind = config.scheduler.service_levels;
+  options.levels.las_threshold_gpu_ms = config.scheduler.las_threshold;
   options.pick_port = [] {
     auto p = pickFreeTcpPort();
     return p.isOk() ? *p : 29500;

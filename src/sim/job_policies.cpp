@@ -3,7 +3,9 @@
 namespace ty {
 
 std::vector<std::string> replayPolicyNames() {
-  return {"fifo", "sjf", "tiresias", "trainyard", "trainyard-las"};
+  std::vector<std::string> names = {"fifo", "sjf", "tiresias"};
+  for (const TrainyardVariant& v : trainyardVariants()) names.push_back(v.name);
+  return names;
 }
 
 Result<std::unique_ptr<ReplayPolicy>> makeReplayPolicy(std::string_view name,
@@ -11,8 +13,9 @@ Result<std::unique_ptr<ReplayPolicy>> makeReplayPolicy(std::string_view name,
   if (name == "fifo") return makeFifoPolicy();
   if (name == "sjf") return makeSjfPolicy();
   if (name == "tiresias") return makeTiresiasPolicy(options);
-  if (name == "trainyard") return makeTrainyardPolicy(options, /*las_priority=*/false);
-  if (name == "trainyard-las") return makeTrainyardPolicy(options, /*las_priority=*/true);
+  for (const TrainyardVariant& v : trainyardVariants()) {
+    if (name == v.name) return makeTrainyardPolicy(options, v);
+  }
   std::string known;
   for (const auto& n : replayPolicyNames()) known += (known.empty() ? "" : ", ") + n;
   return Status::invalidArgument(

@@ -8,10 +8,13 @@
 //   tiresias   discretised two-dimensional least-attained-service (Gu et
 //              al., NSDI'19): two queues split by attained GPU-service,
 //              FIFO within a queue, preemptive across queues.
-//   trainyard  the server's scheduler: every decision comes from the pure
-//              core schedule() on a snapshot of the simulated cluster.
-//   trainyard-las  the same, with the job's priority in the snapshot set
-//              from its attained service (high below the threshold).
+//   trainyard  the server's scheduler with its defaults: every decision
+//              comes from the pure core schedule() on a snapshot of the
+//              simulated cluster, with shortest-remaining service levels
+//              (core/service_levels.h) and fair share within a level.
+//   trainyard-las  least-attained service levels (high below the
+//              threshold), least served first within a level.
+//   trainyard-fair-share  no levels: priority, fair share, age.
 //
 // Each policy is a small object behind ReplayPolicy (job_replay.h).
 #pragma once
@@ -24,6 +27,8 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "core/schedule.h"
+#include "core/service_levels.h"
 #include "sim/job_replay.h"
 
 namespace ty {
@@ -61,6 +66,14 @@ Result<std::unique_ptr<ReplayPolicy>> makeReplayPolicy(std::string_view name,
 std::unique_ptr<ReplayPolicy> makeFifoPolicy();
 std::unique_ptr<ReplayPolicy> makeSjfPolicy();
 std::unique_ptr<ReplayPolicy> makeTiresiasPolicy(const PolicyOptions& options);
-std::unique_ptr<ReplayPolicy> makeTrainyardPolicy(const PolicyOptions& options, bool las_priority);
+// The core's schedule() under one configuration.
+struct TrainyardVariant {
+  std::string name;
+  ServiceLevels levels;
+  JobOrder order;
+};
+const std::vector<TrainyardVariant>& trainyardVariants();
+std::unique_ptr<ReplayPolicy> makeTrainyardPolicy(const PolicyOptions& options,
+                                                  const TrainyardVariant& variant);
 
 }  // namespace ty

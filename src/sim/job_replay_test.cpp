@@ -323,7 +323,7 @@ TEST(TrainyardPolicy, LasPriorityPreemptsJobsPastTheThreshold) {
   EXPECT_EQ(r.jobs[0].preemptions, 1);
   // The victim keeps its GPUs for the stop grace period, then job 2 starts.
   EXPECT_EQ(startOf(r, 2), (200 + 30) * kS);
-  ReplayResult plain = replay(in, "trainyard", p);
+  ReplayResult plain = replay(in, "trainyard-fair-share", p);
   EXPECT_EQ(plain.jobs[0].preemptions, 0);
   EXPECT_EQ(startOf(plain, 2), 1000 * kS);
 }
@@ -335,7 +335,7 @@ TEST(TrainyardPolicy, LasPriorityPreemptsJobsPastTheThreshold) {
 TEST(TrainyardPolicy, FinishesWithoutMinRuntime) {
   for (std::uint64_t seed : {3, 5, 11}) {
     ReplayInput in = synthetic(seed);
-    for (const char* policy : {"trainyard", "trainyard-las"}) {
+    for (const char* policy : {"trainyard", "trainyard-las", "trainyard-fair-share"}) {
       PolicyOptions p;
       p.min_runtime = 0;
       p.las_threshold_gpu_ms = 2000 * kS;

@@ -24,7 +24,7 @@ struct JobsOptions {
   std::size_t limit = 0;
   int nodes = 64;
   int gpus_per_node = 8;
-  std::string policies = "fifo,sjf,tiresias,trainyard,trainyard-las";
+  std::string policies = "fifo,sjf,tiresias,trainyard,trainyard-las,trainyard-fair-share";
   std::string estimate = "factor";
   std::string checkpoint = "10m";
   std::string restart_overhead = "30s";
@@ -167,9 +167,9 @@ void addJobsCommand(CLI::App& simulate) {
   cmd->add_option("--limit", o->limit, "At most this many jobs (0: all in the window)");
   cmd->add_option("--nodes", o->nodes, "Simulated nodes")->capture_default_str();
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
-  cmd->add_option("--policies", o->policies,
-                  "Comma list of fifo, sjf, tiresias, trainyard, trainyard-las")
-      ->capture_default_str();
+  std::string names;
+  for (const auto& n : replayPolicyNames()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--policies", o->policies, "Comma list of " + names)->capture_default_str();
   cmd->add_option("--estimate", o->estimate,
                   "Run-time estimates users give: none, or factor (duration x uniform(1,3))")
       ->capture_default_str();

@@ -16,17 +16,18 @@
 //   - max_runtime = the user's estimate less work already kept, so EASY
 //     backfill can plan (0 without estimates);
 //   - min_runtime from PolicyOptions; last checkpoint times from the engine.
-// With `las_priority` the job priority is 1 while its attained GPU-service
-// is below the threshold, 0 after, so the core's priority order and its
-// in-queue priority preemption act as a two-level least-attained-service
-// scheduler, without a duration in sight; the core's borrow_within_cohort
-// lets those priorities preempt across VCs that borrow, not only within one.
+// With service levels (core/service_levels.h: `trainyard` by remaining
+// estimate, `trainyard-las` by attained service) the priorities in the
+// snapshot carry the level, so the core's priority order and its priority
+// preemption act on them; the core's borrow_within_cohort lets levels
+// preempt across VCs that borrow, not only within one.
 #include <algorithm>
 #include <map>
 #include <string>
 
 #include "core/fair_share.h"
 #include "core/schedule.h"
+#include "core/service_levels.h"
 #include "sim/job_policies.h"
 
 namespace ty {
@@ -36,21 +37,20 @@ constexpr const char* kCohort = "philly";
 
 class TrainyardPolicy : public ReplayPolicy {
  public:
-  TrainyardPolicy(const PolicyOptions& o, bool las_priority)
-      : options_(o), las_priority_(las_priority) {
+  TrainyardPolicy(const PolicyOptions& o, const TrainyardVariant& v) : options_(o), name_(v.name) {
+    // Everything not set below is the core's default, as the server runs
+    // it: among them borrow_within_cohort (a job of a higher level may stop
+    // one of a lower level in another VC while that VC borrows, as
+    // Tiresias preempts across the whole cluster) and
+    // reclaim_respects_priority (reclaim never inverts levels).
+    levels_.kind = v.levels;
+    levels_.las_threshold_gpu_ms = o.las_threshold_gpu_ms;
     config_.backfill = o.backfill;
     config_.preemption = o.preemption;
-    // LAS levels are priorities: a fresh job may stop a job past the
-    // threshold in another VC while that VC borrows, as Tiresias preempts
-    // across the whole cluster.
-    config_.borrow_within_cohort = las_priority;
-    config_.reclaim_respects_priority = las_priority;
-    // Within a LAS level, the least served job first (the core's order),
-    // so among demoted jobs the shorter ones finish first.
-    if (las_priority) config_.order = JobOrder::kLeastAttainedService;
+    config_.order = v.order;
     if (o.fair_share_half_life > 0) config_.fair_share_half_life = o.fair_share_half_life;
   }
-  std::string_view name() const override { return las_priority_ ? "trainyard-las" : "trainyard"; }
+  std::string_view name() const override { return name_; }
 
   ReplayActions decide(const ReplayState& state, Rng& rng) override {
     if (base_.nodes.empty()) setUp(state.input());
@@ -70,7 +70,6 @@ class TrainyardPolicy : public ReplayPolicy {
       const JobRun& r = state.run(id);
       PendingJob p;
       p.id = id;
-      p.priority = priorityOf(state, id);
       p.submitted = j.submitted;
       p.per_replica.gpus = Quantity::whole(j.gpus_per_replica);
       p.replicas = j.replicas;
@@ -107,13 +106,13 @@ class TrainyardPolicy : public ReplayPolicy {
       rj.id = id;
       rj.queue = queueName(j);
       rj.project = rj.queue;
-      rj.priority = priorityOf(state, id);
       rj.per_replica.gpus = Quantity::whole(j.gpus_per_replica);
       for (const ReplicaSlot& slot : r.slots) {
         rj.replicas.push_back(
             {base_.nodes[static_cast<std::size_t>(slot.node)].info.name, slot.gpus, 1000});
       }
       rj.started_at = r.run_start;
+      rj.attained_service = static_cast<std::int64_t>(r.run_time_before) * j.gpus;
       rj.max_runtime = remainingEstimate(j, r, state);
       rj.min_runtime = options_.min_runtime;
       rj.last_checkpoint_at = state.lastCheckpointAt(id);
@@ -124,6 +123,7 @@ class TrainyardPolicy : public ReplayPolicy {
       queues.running.push_back(std::move(rj));
     }
 
+    applyServiceLevels(queues, levels_, state.now());
     Decision d = schedule(cluster, queues, config_, state.now(), rng);
     for (const Preemption& p : d.preemptions) {
       stopping_.emplace(p.victim, Stop{p.preemptor, state.now() + options_.stop_grace});
@@ -148,9 +148,11 @@ class TrainyardPolicy : public ReplayPolicy {
     for (const auto& [id, stop] : stopping_) {
       if (!next || stop.at < *next) next = stop.at;
     }
-    if (!las_priority_) return next;
+    if (levels_.kind != ServiceLevels::kLeastAttained) return next;
     bool high_waiting = false;
-    for (JobId id : state.pending()) high_waiting = high_waiting || priorityOf(state, id) > 0;
+    for (JobId id : state.pending()) {
+      high_waiting = high_waiting || state.attainedGpuMs(id) < options_.las_threshold_gpu_ms;
+    }
     if (!high_waiting) return next;
     for (JobId id : state.running()) {
       const std::int64_t left = options_.las_threshold_gpu_ms - state.attainedGpuMs(id);
@@ -210,11 +212,6 @@ class TrainyardPolicy : public ReplayPolicy {
     return queue_names_[static_cast<std::size_t>(j.queue)];
   }
 
-  int priorityOf(const ReplayState& state, JobId id) const {
-    if (!las_priority_) return 0;
-    return state.attainedGpuMs(id) < options_.las_threshold_gpu_ms ? 1 : 0;
-  }
-
   // The user's estimate less the work a restart keeps, plus its overhead:
   // what a resubmission with a checkpoint would ask for.
   static DurationMs remainingEstimate(const SimJob& j, const JobRun& r, const ReplayState& state) {
@@ -242,7 +239,8 @@ class TrainyardPolicy : public ReplayPolicy {
   }
 
   PolicyOptions options_;
-  bool las_priority_;
+  std::string name_;
+  ServiceLevelConfig levels_;
   PolicyConfig config_;
   ClusterSnapshot base_;
   std::map<std::string, int> node_index_;
@@ -259,8 +257,22 @@ class TrainyardPolicy : public ReplayPolicy {
 
 }  // namespace
 
-std::unique_ptr<ReplayPolicy> makeTrainyardPolicy(const PolicyOptions& options, bool las_priority) {
-  return std::make_unique<TrainyardPolicy>(options, las_priority);
+const std::vector<TrainyardVariant>& trainyardVariants() {
+  static const std::vector<TrainyardVariant> variants = {
+      // The server's defaults: shortest-remaining levels, fair share within
+      // a level, levels preempt across VCs that borrow.
+      {"trainyard", ServiceLevelConfig{}.kind, PolicyConfig{}.order},
+      // Two-level least attained service, least served first within a level.
+      {"trainyard-las", ServiceLevels::kLeastAttained, JobOrder::kLeastAttainedService},
+      // Fair share alone: no levels.
+      {"trainyard-fair-share", ServiceLevels::kNone, JobOrder::kFairShare},
+  };
+  return variants;
+}
+
+std::unique_ptr<ReplayPolicy> makeTrainyardPolicy(const PolicyOptions& options,
+                                                  const TrainyardVariant& variant) {
+  return std::make_unique<TrainyardPolicy>(options, variant);
 }
 
 }  // namespace ty
