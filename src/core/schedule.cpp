@@ -13,6 +13,7 @@
 #include "core/explain.h"
 #include "core/gang.h"
 #include "core/preemption.h"
+#include "core/service_levels.h"
 
 namespace ty {
 namespace {
@@ -981,8 +982,7 @@ bool Pass::tryPreempt(std::size_t j) {
     v.victim = true;
     std::string why;
     if (v.queue == job.queue || !may_reclaim) {
-      why =
-          "higher priority " + std::to_string(p.priority) + " > " + std::to_string(v.job->priority);
+      why = precedenceReason(p.priority, p.service_level, v.job->priority, v.job->service_level);
     } else {
       why = "reclaim for " + describeOwner(ledger_.config(job.ledger));
     }

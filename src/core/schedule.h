@@ -73,6 +73,9 @@ struct PendingJob {
   // Tiresias counts it); 0 for a job that never ran. Orders jobs within a
   // priority level (JobOrder).
   std::int64_t attained_service = 0;
+  // The service level applyServiceLevels() folded into `priority`; -1: none
+  // (service_levels.h). For messages only: the order reads `priority`.
+  int service_level = -1;
   ReplicaShape shape() const { return shapeOf(per_replica, node_selector); }
 };
 
@@ -94,6 +97,7 @@ struct RunningJob {
   // GPU-ms of service received in earlier runs (service_levels.h); the
   // current run is counted from started_at.
   std::int64_t attained_service = 0;
+  int service_level = -1;  // as PendingJob::service_level
 };
 
 struct QueueSnapshot {

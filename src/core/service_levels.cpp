@@ -66,12 +66,26 @@ int serviceLevel(const ServiceLevelConfig& config, std::int64_t attained_gpu_ms,
   return 0;
 }
 
+std::string precedenceReason(int priority, int level, int other_priority, int other_level) {
+  // Undo the folding: level 0 .. kServiceLevelsPerPriority - 1 was added to
+  // own priority x kServiceLevelsPerPriority.
+  const auto own = [](int folded, int l) {
+    return l < 0 ? folded : (folded - l) / kServiceLevelsPerPriority;
+  };
+  const int mine = own(priority, level), theirs = own(other_priority, other_level);
+  if (mine != theirs || level < 0 || other_level < 0) {
+    return "higher priority " + std::to_string(mine) + " > " + std::to_string(theirs);
+  }
+  return "higher service level " + std::to_string(level) + " > " + std::to_string(other_level);
+}
+
 void applyServiceLevels(QueueSnapshot& queues, const ServiceLevelConfig& config, Timestamp now) {
   if (config.kind == ServiceLevels::kNone) return;
   for (PendingJob& p : queues.pending) {
     const std::int64_t remaining =
         p.max_runtime > 0 ? serviceOver(p.per_replica, p.replicas, p.max_runtime) : 0;
-    p.priority = levelled(p.priority, serviceLevel(config, p.attained_service, remaining));
+    p.service_level = serviceLevel(config, p.attained_service, remaining);
+    p.priority = levelled(p.priority, p.service_level);
   }
   for (RunningJob& r : queues.running) {
     const int replicas = static_cast<int>(r.replicas.size());
@@ -82,7 +96,8 @@ void applyServiceLevels(QueueSnapshot& queues, const ServiceLevelConfig& config,
         r.max_runtime > 0
             ? std::max<std::int64_t>(1, serviceOver(r.per_replica, replicas, r.max_runtime - ran))
             : 0;
-    r.priority = levelled(r.priority, serviceLevel(config, attained, remaining));
+    r.service_level = serviceLevel(config, attained, remaining);
+    r.priority = levelled(r.priority, r.service_level);
   }
 }
 

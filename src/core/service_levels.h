@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -67,6 +68,12 @@ std::int64_t serviceOver(const Resources& per_replica, int replicas, DurationMs 
 // attempts, so it survives a restart without a column of its own.
 std::int64_t attainedService(const JobSpec& spec, const std::vector<Attempt>& attempts);
 std::int64_t attemptService(const JobSpec& spec, const Attempt& attempt);
+
+// Why a job of `priority`/`level` goes before one of `other_priority`/
+// `other_level` (folded priorities; level -1: none), in the user's terms:
+// "higher priority 10 > 0", or with equal own priorities "higher service
+// level 40 > 35" (docs/scheduling.md says what a level means).
+std::string precedenceReason(int priority, int level, int other_priority, int other_level);
 
 // Rewrites every pending and running job's priority to include its level
 // at `now`. Running jobs count the current run (now - started_at) on top of

@@ -122,6 +122,9 @@ TEST(ServiceLevels, AShortNewcomerPreemptsALongRunnerButNotAnEqual) {
   Decision d = schedule(cluster, q, policy, kHour, rng);
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].victim, JobId(1));
+  EXPECT_EQ(d.preemptions[0].message, "Preempted by job 2 (higher service level " +
+                                          std::to_string(q.pending[0].service_level) + " > " +
+                                          std::to_string(q.running[0].service_level) + ")");
 
   // A newcomer needing as much as the runner has left waits instead of
   // swapping with it.
@@ -132,6 +135,17 @@ TEST(ServiceLevels, AShortNewcomerPreemptsALongRunnerButNotAnEqual) {
   d = schedule(cluster, same, policy, kHour, rng);
   EXPECT_TRUE(d.preemptions.empty());
   ASSERT_EQ(d.waiting.size(), 1u);
+}
+
+TEST(ServiceLevels, MessagesSpeakOfTheUsersPriority) {
+  ServiceLevelConfig c{ServiceLevels::kShortestRemaining};
+  QueueSnapshot q;
+  q.pending = {pending(1, 1, kHour, 10), pending(2, 1, 0, 0)};
+  applyServiceLevels(q, c, 0);
+  const PendingJob &a = q.pending[0], &b = q.pending[1];
+  EXPECT_EQ(precedenceReason(a.priority, a.service_level, b.priority, b.service_level),
+            "higher priority 10 > 0");
+  EXPECT_EQ(precedenceReason(10, -1, 0, -1), "higher priority 10 > 0");
 }
 
 TEST(ServiceLevels, AttainedServiceCountsEndedAttemptsOnly) {
