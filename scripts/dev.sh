@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # Build and run needs; test needs add podman, runc and busybox for container tests.
 BUILD_PKGS="build-essential cmake ninja-build pkg-config libcpp-httplib-dev nlohmann-json3-dev
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3"
+  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3"
 TEST_PKGS="podman runc busybox-static procps"
 JOBS=${JOBS:-$(nproc)}
 
