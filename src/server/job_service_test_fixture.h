@@ -73,6 +73,41 @@ class FlakyStore final : public Store {
   Result<std::vector<QueueUsage>> queueUsage() override { return inner_->queueUsage(); }
   bool healthy() override { return true; }
 
+  // Identity calls pass straight through.
+  Status createUser(const User& u) override { return inner_->createUser(u); }
+  Result<User> getUser(const std::string& n) override { return inner_->getUser(n); }
+  Result<std::vector<User>> listUsers() override { return inner_->listUsers(); }
+  Status updateUser(const User& u) override { return inner_->updateUser(u); }
+  Status createProject(const Project& p) override { return inner_->createProject(p); }
+  Result<Project> getProject(const std::string& n) override { return inner_->getProject(n); }
+  Result<std::vector<Project>> listProjects() override { return inner_->listProjects(); }
+  Status deleteProject(const std::string& n, Timestamp now) override {
+    return inner_->deleteProject(n, now);
+  }
+  Status putMembership(const Membership& m) override { return inner_->putMembership(m); }
+  Status removeMembership(const std::string& u, const std::string& p) override {
+    return inner_->removeMembership(u, p);
+  }
+  Result<std::vector<Membership>> membershipsOfUser(const std::string& u) override {
+    return inner_->membershipsOfUser(u);
+  }
+  Result<std::vector<Membership>> membershipsOfProject(const std::string& p) override {
+    return inner_->membershipsOfProject(p);
+  }
+  Result<ApiToken> createToken(const ApiToken& t) override { return inner_->createToken(t); }
+  Result<std::optional<ApiToken>> findTokenByHash(const std::string& h, Timestamp now) override {
+    return inner_->findTokenByHash(h, now);
+  }
+  Result<std::vector<ApiToken>> tokensOfUser(const std::string& u) override {
+    return inner_->tokensOfUser(u);
+  }
+  Status revokeToken(const std::string& u, std::int64_t id, Timestamp now) override {
+    return inner_->revokeToken(u, id, now);
+  }
+  Status touchToken(std::int64_t id, Timestamp now) override { return inner_->touchToken(id, now); }
+  Result<std::int64_t> appendAudit(const AuditRecord& r) override { return inner_->appendAudit(r); }
+  Result<AuditPage> listAudit(const AuditQuery& q) override { return inner_->listAudit(q); }
+
  private:
   std::unique_ptr<Store> inner_;
 };

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "core/job.h"
+#include "store/identity.h"
 
 namespace ty {
 
@@ -54,9 +55,11 @@ struct WriteBatch {
   bool empty() const { return jobs.empty() && attempts.empty() && events.empty() && usage.empty(); }
 };
 
-class Store {
+// Jobs, attempts, events and usage here; users, projects, tokens and the
+// audit log in IdentityStore (identity.h).
+class Store : public IdentityStore {
  public:
-  virtual ~Store() = default;
+  ~Store() override = default;
 
   // Inserts new jobs, assigning each an id (written into `jobs`), and
   // appends `events_per_job[i]` for jobs[i] (with its new id). Atomic: all

@@ -641,5 +641,359 @@ TYPED_TEST(StoreConformanceTest, ConcurrentWritersAndReaders) {
   EXPECT_EQ(active->size(), static_cast<size_t>(kThreads * kRounds));
 }
 
+// --- Identity: users, projects, memberships, tokens, audit ------------------
+
+User fullUser(const std::string& name) {
+  User u;
+  u.name = name;
+  u.password_hash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
+  u.is_admin = true;
+  u.created_at = 1'700'000'000'000;
+  u.disabled = true;
+  u.failed_logins = 4;
+  u.locked_until = 1'700'000'900'000;
+  return u;
+}
+
+ApiToken newToken(const std::string& user, const std::string& hash,
+                  const std::string& project = "") {
+  ApiToken t;
+  t.user = user;
+  t.name = "laptop";
+  t.hash = hash;
+  t.prefix = hash.substr(0, 4);
+  t.project = project;
+  t.created_at = 1000;
+  return t;
+}
+
+AuditRecord audit(const std::string& user, int i) {
+  AuditRecord r;
+  r.at = 5000 + i;
+  r.user = user;
+  r.address = "10.0.0." + std::to_string(i);
+  r.method = "POST";
+  r.path = "/v1/jobs";
+  r.status = 201;
+  r.detail = "submit " + std::to_string(i);
+  return r;
+}
+
+TYPED_TEST(StoreConformanceTest, UserRoundTripsEveryField) {
+  Store& s = *this->store_;
+  User u = fullUser("alice.b-c_9");
+  ASSERT_TRUE(s.createUser(u).isOk());
+  Result<User> got = s.getUser(u.name);
+  ASSERT_TRUE(got.isOk()) << got.status().toString();
+  EXPECT_EQ(*got, u);
+  User plain;
+  plain.name = "bob";  // no password yet
+  ASSERT_TRUE(s.createUser(plain).isOk());
+  EXPECT_EQ(s.getUser("bob").value(), plain);
+}
+
+TYPED_TEST(StoreConformanceTest, DuplicateUserIsAlreadyExists) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.createUser(fullUser("alice")).isOk());
+  User again;
+  again.name = "alice";
+  Status st = s.createUser(again);
+  EXPECT_EQ(st.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(st.message().find("name"), std::string::npos) << st.toString();
+  EXPECT_EQ(s.getUser("alice").value(), fullUser("alice"));  // the first one stays
+}
+
+TYPED_TEST(StoreConformanceTest, UserNamesAreChecked) {
+  Store& s = *this->store_;
+  for (std::string bad : {std::string(), std::string("Alice"), std::string("a b"),
+                          std::string("a/b"), std::string(65, 'a'), std::string("al'ice")}) {
+    User u;
+    u.name = bad;
+    Status st = s.createUser(u);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(st.field(), "name") << bad;
+  }
+  User longest;
+  longest.name = std::string(64, 'z');
+  EXPECT_TRUE(s.createUser(longest).isOk());
+  EXPECT_EQ(s.listUsers().value().size(), 1u);
+}
+
+TYPED_TEST(StoreConformanceTest, UnknownUserIsNotFound) {
+  EXPECT_EQ(this->store_->getUser("nobody").status().code(), StatusCode::kNotFound);
+  User u;
+  u.name = "nobody";
+  EXPECT_EQ(this->store_->updateUser(u).code(), StatusCode::kNotFound);
+}
+
+TYPED_TEST(StoreConformanceTest, UsersAreListedByNameAndUpdatedWhole) {
+  Store& s = *this->store_;
+  for (const char* name : {"carol", "alice", "bob"}) {
+    User u;
+    u.name = name;
+    ASSERT_TRUE(s.createUser(u).isOk());
+  }
+  std::vector<User> users = s.listUsers().value();
+  ASSERT_EQ(users.size(), 3u);
+  EXPECT_EQ(users[0].name, "alice");
+  EXPECT_EQ(users[1].name, "bob");
+  EXPECT_EQ(users[2].name, "carol");
+
+  User changed = fullUser("bob");
+  ASSERT_TRUE(s.updateUser(changed).isOk());
+  EXPECT_EQ(s.getUser("bob").value(), changed);
+  changed.failed_logins = 0;
+  changed.locked_until = 0;
+  changed.disabled = false;
+  changed.password_hash.clear();
+  ASSERT_TRUE(s.updateUser(changed).isOk());
+  EXPECT_EQ(s.getUser("bob").value(), changed);
+  EXPECT_EQ(s.getUser("alice").value().failed_logins, 0);
+}
+
+TYPED_TEST(StoreConformanceTest, ProjectsAreCreatedListedAndUnique) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.createProject({"vision", 10}).isOk());
+  ASSERT_TRUE(s.createProject({"nlp", 20}).isOk());
+  Status dup = s.createProject({"vision", 30});
+  EXPECT_EQ(dup.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(dup.message().find("name"), std::string::npos) << dup.toString();
+  EXPECT_EQ(s.createProject({"Bad Name", 1}).code(), StatusCode::kInvalidArgument);
+  std::vector<Project> all = s.listProjects().value();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0], (Project{"nlp", 20}));
+  EXPECT_EQ(all[1], (Project{"vision", 10}));
+  EXPECT_EQ(s.getProject("vision").value(), (Project{"vision", 10}));
+  EXPECT_EQ(s.getProject("audio").status().code(), StatusCode::kNotFound);
+}
+
+TYPED_TEST(StoreConformanceTest, MembershipsArePutReplacedListedAndRemoved) {
+  Store& s = *this->store_;
+  for (const char* name : {"alice", "bob"}) {
+    User u;
+    u.name = name;
+    ASSERT_TRUE(s.createUser(u).isOk());
+  }
+  ASSERT_TRUE(s.createProject({"vision", 1}).isOk());
+  ASSERT_TRUE(s.createProject({"nlp", 1}).isOk());
+  ASSERT_TRUE(s.putMembership({"alice", "vision", "viewer"}).isOk());
+  ASSERT_TRUE(s.putMembership({"alice", "nlp", "admin"}).isOk());
+  ASSERT_TRUE(s.putMembership({"bob", "vision", "member"}).isOk());
+  ASSERT_TRUE(s.putMembership({"alice", "vision", "member"}).isOk());  // replaces viewer
+
+  EXPECT_EQ(s.membershipsOfUser("alice").value(),
+            (std::vector<Membership>{{"alice", "nlp", "admin"}, {"alice", "vision", "member"}}));
+  EXPECT_EQ(s.membershipsOfProject("vision").value(),
+            (std::vector<Membership>{{"alice", "vision", "member"}, {"bob", "vision", "member"}}));
+  EXPECT_TRUE(s.membershipsOfUser("nobody").value().empty());
+
+  EXPECT_EQ(s.putMembership({"carol", "vision", "member"}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.putMembership({"alice", "audio", "member"}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.putMembership({"alice", "vision", ""}).code(), StatusCode::kInvalidArgument);
+
+  ASSERT_TRUE(s.removeMembership("alice", "vision").isOk());
+  EXPECT_EQ(s.removeMembership("alice", "vision").code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.membershipsOfUser("alice").value(),
+            (std::vector<Membership>{{"alice", "nlp", "admin"}}));
+}
+
+TYPED_TEST(StoreConformanceTest, DeletingAProjectRemovesItsMembershipsAndScopedTokens) {
+  Store& s = *this->store_;
+  User u;
+  u.name = "alice";
+  ASSERT_TRUE(s.createUser(u).isOk());
+  ASSERT_TRUE(s.createProject({"vision", 1}).isOk());
+  ASSERT_TRUE(s.createProject({"nlp", 1}).isOk());
+  ASSERT_TRUE(s.putMembership({"alice", "vision", "member"}).isOk());
+  ASSERT_TRUE(s.putMembership({"alice", "nlp", "member"}).isOk());
+  ApiToken scoped = s.createToken(newToken("alice", "aa01", "vision")).value();
+  ApiToken other = s.createToken(newToken("alice", "bb02", "nlp")).value();
+  ApiToken global = s.createToken(newToken("alice", "cc03")).value();
+
+  ASSERT_TRUE(s.deleteProject("vision", 7000).isOk());
+  EXPECT_EQ(s.getProject("vision").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.membershipsOfUser("alice").value(),
+            (std::vector<Membership>{{"alice", "nlp", "member"}}));
+  EXPECT_TRUE(s.membershipsOfProject("vision").value().empty());
+  EXPECT_FALSE(s.findTokenByHash("aa01", 7001).value().has_value());
+  EXPECT_TRUE(s.findTokenByHash("bb02", 7001).value().has_value());
+  EXPECT_TRUE(s.findTokenByHash("cc03", 7001).value().has_value());
+  std::vector<ApiToken> tokens = s.tokensOfUser("alice").value();
+  ASSERT_EQ(tokens.size(), 3u);
+  EXPECT_EQ(tokens[0].id, scoped.id);
+  EXPECT_EQ(tokens[0].revoked_at, 7000);
+  EXPECT_EQ(tokens[1], other);
+  EXPECT_EQ(tokens[2], global);
+
+  EXPECT_EQ(s.deleteProject("vision", 8000).code(), StatusCode::kNotFound);
+  // A new project of the same name starts with nobody in it.
+  ASSERT_TRUE(s.createProject({"vision", 9000}).isOk());
+  EXPECT_TRUE(s.membershipsOfProject("vision").value().empty());
+}
+
+TYPED_TEST(StoreConformanceTest, TokenRoundTripsAndIsFoundByHash) {
+  Store& s = *this->store_;
+  User u;
+  u.name = "alice";
+  ASSERT_TRUE(s.createUser(u).isOk());
+  ASSERT_TRUE(s.createProject({"vision", 1}).isOk());
+  ApiToken t = newToken("alice", "9f86d081884c7d65", "vision");
+  t.expires_at = 50'000;
+  t.id = 99;           // ignored
+  t.revoked_at = 5;    // ignored: a new token is live
+  t.last_used_at = 6;  // ignored: and unused
+  Result<ApiToken> created = s.createToken(t);
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  EXPECT_GT(created->id, 0);
+  ApiToken want = t;
+  want.id = created->id;
+  want.revoked_at = 0;
+  want.last_used_at = 0;
+  EXPECT_EQ(*created, want);
+
+  Result<std::optional<ApiToken>> found = s.findTokenByHash("9f86d081884c7d65", 2000);
+  ASSERT_TRUE(found.isOk()) << found.status().toString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(**found, want);
+  EXPECT_FALSE(s.findTokenByHash("0000", 2000).value().has_value());
+  EXPECT_FALSE(s.findTokenByHash("", 2000).value().has_value());
+
+  ApiToken second = s.createToken(newToken("alice", "abcdef")).value();
+  EXPECT_GT(second.id, created->id);
+  EXPECT_EQ(s.tokensOfUser("alice").value(), (std::vector<ApiToken>{want, second}));
+  EXPECT_TRUE(s.tokensOfUser("bob").value().empty());
+}
+
+TYPED_TEST(StoreConformanceTest, TokenCreationIsChecked) {
+  Store& s = *this->store_;
+  User u;
+  u.name = "alice";
+  ASSERT_TRUE(s.createUser(u).isOk());
+  ASSERT_TRUE(s.createToken(newToken("alice", "aa")).isOk());
+  Status dup = s.createToken(newToken("alice", "aa")).status();
+  EXPECT_EQ(dup.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(dup.message().find("hash"), std::string::npos) << dup.toString();
+  EXPECT_EQ(s.createToken(newToken("bob", "bb")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.createToken(newToken("alice", "cc", "nowhere")).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(s.createToken(newToken("alice", "")).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.tokensOfUser("alice").value().size(), 1u);
+}
+
+TYPED_TEST(StoreConformanceTest, RevokedAndExpiredTokensAreNotFoundByHash) {
+  Store& s = *this->store_;
+  User u;
+  u.name = "alice";
+  ASSERT_TRUE(s.createUser(u).isOk());
+  ApiToken expiring = newToken("alice", "exp");
+  expiring.expires_at = 10'000;
+  expiring = s.createToken(expiring).value();
+  ApiToken revoked = s.createToken(newToken("alice", "rev")).value();
+
+  EXPECT_TRUE(s.findTokenByHash("exp", 9'999).value().has_value());
+  EXPECT_FALSE(s.findTokenByHash("exp", 10'000).value().has_value());  // expiry is exclusive
+  EXPECT_FALSE(s.findTokenByHash("exp", 20'000).value().has_value());
+
+  EXPECT_TRUE(s.findTokenByHash("rev", 3000).value().has_value());
+  // Only the owner's name finds the token to revoke.
+  EXPECT_EQ(s.revokeToken("mallory", revoked.id, 3000).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.revokeToken("alice", revoked.id + 100, 3000).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(s.findTokenByHash("rev", 3000).value().has_value());
+  ASSERT_TRUE(s.revokeToken("alice", revoked.id, 3000).isOk());
+  EXPECT_FALSE(s.findTokenByHash("rev", 3000).value().has_value());
+  ASSERT_TRUE(s.revokeToken("alice", revoked.id, 4000).isOk());  // again: keeps the first time
+  std::vector<ApiToken> tokens = s.tokensOfUser("alice").value();
+  ASSERT_EQ(tokens.size(), 2u);  // listed still, with their state
+  EXPECT_EQ(tokens[1].revoked_at, 3000);
+  EXPECT_FALSE(tokens[1].live(3000));
+  EXPECT_TRUE(tokens[0].live(9'999));
+}
+
+TYPED_TEST(StoreConformanceTest, TouchRecordsLastUse) {
+  Store& s = *this->store_;
+  User u;
+  u.name = "alice";
+  ASSERT_TRUE(s.createUser(u).isOk());
+  ApiToken t = s.createToken(newToken("alice", "aa")).value();
+  ASSERT_TRUE(s.touchToken(t.id, 5000).isOk());
+  EXPECT_EQ(s.findTokenByHash("aa", 5000).value()->last_used_at, 5000);
+  ASSERT_TRUE(s.touchToken(t.id, 4000).isOk());  // a late, older touch does not go back
+  EXPECT_EQ(s.tokensOfUser("alice").value()[0].last_used_at, 5000);
+  EXPECT_EQ(s.touchToken(t.id + 1, 6000).code(), StatusCode::kNotFound);
+}
+
+TYPED_TEST(StoreConformanceTest, AuditRecordsRoundTripNewestFirstAndPage) {
+  Store& s = *this->store_;
+  std::vector<std::int64_t> seqs;
+  for (int i = 0; i < 7; ++i) {
+    Result<std::int64_t> seq = s.appendAudit(audit(i % 2 == 0 ? "alice" : "bob", i));
+    ASSERT_TRUE(seq.isOk()) << seq.status().toString();
+    if (!seqs.empty()) {
+      EXPECT_GT(*seq, seqs.back());
+    }
+    seqs.push_back(*seq);
+  }
+  AuditRecord anonymous = audit("", 7);
+  anonymous.status = 401;
+  anonymous.seq = 12345;  // ignored
+  seqs.push_back(s.appendAudit(anonymous).value());
+
+  AuditPage all = s.listAudit({}).value();
+  ASSERT_EQ(all.records.size(), 8u);
+  EXPECT_EQ(all.next_before, 0);
+  AuditRecord want = anonymous;
+  want.seq = seqs[7];
+  EXPECT_EQ(all.records[0], want);
+  AuditRecord first = audit("alice", 0);
+  first.seq = seqs[0];
+  EXPECT_EQ(all.records[7], first);
+
+  // Pages of three, newest first, until the cursor says there is no more.
+  std::vector<std::int64_t> paged;
+  AuditQuery q;
+  q.limit = 3;
+  for (int pages = 0; pages < 10; ++pages) {
+    AuditPage page = s.listAudit(q).value();
+    for (const AuditRecord& r : page.records) paged.push_back(r.seq);
+    if (page.next_before == 0) break;
+    EXPECT_EQ(page.next_before, page.records.back().seq);
+    q.before_seq = page.next_before;
+  }
+  EXPECT_EQ(paged, (std::vector<std::int64_t>(seqs.rbegin(), seqs.rend())));
+
+  // Filtered by user, paged.
+  AuditQuery by_alice;
+  by_alice.user = "alice";
+  by_alice.limit = 2;
+  AuditPage p1 = s.listAudit(by_alice).value();
+  ASSERT_EQ(p1.records.size(), 2u);
+  EXPECT_EQ(p1.records[0].seq, seqs[6]);
+  EXPECT_EQ(p1.records[1].seq, seqs[4]);
+  EXPECT_EQ(p1.next_before, seqs[4]);
+  by_alice.before_seq = p1.next_before;
+  AuditPage p2 = s.listAudit(by_alice).value();
+  ASSERT_EQ(p2.records.size(), 2u);
+  EXPECT_EQ(p2.records[0].seq, seqs[2]);
+  EXPECT_EQ(p2.records[1].seq, seqs[0]);
+  EXPECT_EQ(p2.next_before, 0);
+  AuditQuery nobody;
+  nobody.user = "carol";
+  EXPECT_TRUE(s.listAudit(nobody).value().records.empty());
+}
+
+TYPED_TEST(StoreConformanceTest, AuditQueryBounds) {
+  Store& s = *this->store_;
+  AuditQuery q;
+  q.limit = 0;
+  EXPECT_EQ(s.listAudit(q).status().code(), StatusCode::kInvalidArgument);
+  q.limit = 1001;
+  EXPECT_EQ(s.listAudit(q).status().code(), StatusCode::kInvalidArgument);
+  q.limit = 1000;
+  EXPECT_TRUE(s.listAudit(q).isOk());
+  q.before_seq = -1;
+  EXPECT_EQ(s.listAudit(q).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.listAudit({}).value().records.empty());
+}
+
 }  // namespace
 }  // namespace ty

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "store/identity_checks.h"
+
 namespace ty {
 
 namespace {
@@ -154,6 +156,191 @@ Result<std::vector<Event>> MemoryStore::events(JobId id, std::int64_t after_seq)
   auto first = std::upper_bound(all.begin(), all.end(), after_seq,
                                 [](std::int64_t s, const Event& e) { return s < e.seq; });
   return std::vector<Event>(first, all.end());
+}
+
+// --- Identity ---------------------------------------------------------------
+
+using store_checks::projectNotFound;
+using store_checks::userNotFound;
+
+Status MemoryStore::createUser(const User& user) {
+  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+  std::lock_guard lock(mu_);
+  if (!users_.emplace(user.name, user).second) {
+    return Status::alreadyExists("name: user " + user.name + " already exists");
+  }
+  return Status::ok();
+}
+
+Result<User> MemoryStore::getUser(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = users_.find(name);
+  if (it == users_.end()) return Status::notFound(userNotFound(name));
+  return it->second;
+}
+
+Result<std::vector<User>> MemoryStore::listUsers() {
+  std::lock_guard lock(mu_);
+  std::vector<User> out;
+  for (const auto& [name, u] : users_) out.push_back(u);
+  return out;
+}
+
+Status MemoryStore::updateUser(const User& user) {
+  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+  std::lock_guard lock(mu_);
+  auto it = users_.find(user.name);
+  if (it == users_.end()) return Status::notFound(userNotFound(user.name));
+  it->second = user;
+  return Status::ok();
+}
+
+Status MemoryStore::createProject(const Project& project) {
+  TY_RETURN_IF_ERROR(store_checks::checkProject(project));
+  std::lock_guard lock(mu_);
+  if (!projects_.emplace(project.name, project).second) {
+    return Status::alreadyExists("name: project " + project.name + " already exists");
+  }
+  return Status::ok();
+}
+
+Result<Project> MemoryStore::getProject(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = projects_.find(name);
+  if (it == projects_.end()) return Status::notFound(projectNotFound(name));
+  return it->second;
+}
+
+Result<std::vector<Project>> MemoryStore::listProjects() {
+  std::lock_guard lock(mu_);
+  std::vector<Project> out;
+  for (const auto& [name, p] : projects_) out.push_back(p);
+  return out;
+}
+
+Status MemoryStore::deleteProject(const std::string& name, Timestamp now) {
+  std::lock_guard lock(mu_);
+  if (projects_.erase(name) == 0) return Status::notFound(projectNotFound(name));
+  std::erase_if(roles_, [&](const auto& entry) { return entry.first.second == name; });
+  for (auto& [id, t] : tokens_) {
+    if (t.project == name && t.revoked_at == 0) t.revoked_at = now;
+  }
+  return Status::ok();
+}
+
+Status MemoryStore::putMembership(const Membership& m) {
+  TY_RETURN_IF_ERROR(store_checks::checkMembership(m));
+  std::lock_guard lock(mu_);
+  if (!users_.contains(m.user)) return Status::notFound(userNotFound(m.user));
+  if (!projects_.contains(m.project)) return Status::notFound(projectNotFound(m.project));
+  roles_[{m.user, m.project}] = m.role;
+  return Status::ok();
+}
+
+Status MemoryStore::removeMembership(const std::string& user, const std::string& project) {
+  std::lock_guard lock(mu_);
+  if (roles_.erase({user, project}) == 0) {
+    return Status::notFound("user " + user + " is not a member of project " + project);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<Membership>> MemoryStore::membershipsOfUser(const std::string& user) {
+  std::lock_guard lock(mu_);
+  std::vector<Membership> out;
+  for (const auto& [key, role] : roles_) {
+    if (key.first == user) out.push_back({key.first, key.second, role});
+  }
+  return out;  // the map's order is (user, project): by project
+}
+
+Result<std::vector<Membership>> MemoryStore::membershipsOfProject(const std::string& project) {
+  std::lock_guard lock(mu_);
+  std::vector<Membership> out;
+  for (const auto& [key, role] : roles_) {
+    if (key.second == project) out.push_back({key.first, key.second, role});
+  }
+  return out;  // by user, as the map is ordered
+}
+
+Result<ApiToken> MemoryStore::createToken(const ApiToken& token) {
+  TY_RETURN_IF_ERROR(store_checks::checkToken(token));
+  std::lock_guard lock(mu_);
+  if (!users_.contains(token.user)) return Status::notFound(userNotFound(token.user));
+  if (!token.project.empty() && !projects_.contains(token.project)) {
+    return Status::notFound(projectNotFound(token.project));
+  }
+  for (const auto& [id, t] : tokens_) {
+    if (t.hash == token.hash) return Status::alreadyExists("hash: a token with this hash exists");
+  }
+  ApiToken stored = token;
+  stored.id = ++last_token_id_;
+  stored.revoked_at = 0;
+  stored.last_used_at = 0;
+  tokens_[stored.id] = stored;
+  return stored;
+}
+
+Result<std::optional<ApiToken>> MemoryStore::findTokenByHash(const std::string& hash,
+                                                             Timestamp now) {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, t] : tokens_) {
+    if (t.hash == hash) return t.live(now) ? std::optional<ApiToken>(t) : std::nullopt;
+  }
+  return std::optional<ApiToken>();
+}
+
+Result<std::vector<ApiToken>> MemoryStore::tokensOfUser(const std::string& user) {
+  std::lock_guard lock(mu_);
+  std::vector<ApiToken> out;
+  for (const auto& [id, t] : tokens_) {
+    if (t.user == user) out.push_back(t);
+  }
+  return out;
+}
+
+Status MemoryStore::revokeToken(const std::string& user, std::int64_t id, Timestamp now) {
+  std::lock_guard lock(mu_);
+  auto it = tokens_.find(id);
+  if (it == tokens_.end() || it->second.user != user) {
+    return Status::notFound("user " + user + " has no token " + std::to_string(id));
+  }
+  if (it->second.revoked_at == 0) it->second.revoked_at = now;
+  return Status::ok();
+}
+
+Status MemoryStore::touchToken(std::int64_t id, Timestamp now) {
+  std::lock_guard lock(mu_);
+  auto it = tokens_.find(id);
+  if (it == tokens_.end()) return Status::notFound("token " + std::to_string(id) + " not found");
+  it->second.last_used_at = std::max(it->second.last_used_at, now);
+  return Status::ok();
+}
+
+Result<std::int64_t> MemoryStore::appendAudit(const AuditRecord& record) {
+  std::lock_guard lock(mu_);
+  AuditRecord stored = record;
+  stored.seq = ++last_audit_seq_;
+  audit_[stored.seq] = stored;
+  return stored.seq;
+}
+
+Result<AuditPage> MemoryStore::listAudit(const AuditQuery& query) {
+  TY_RETURN_IF_ERROR(store_checks::checkAuditQuery(query));
+  std::lock_guard lock(mu_);
+  AuditPage page;
+  auto it = query.before_seq == 0 ? audit_.end() : audit_.lower_bound(query.before_seq);
+  while (it != audit_.begin()) {
+    --it;
+    const AuditRecord& r = it->second;
+    if (!query.user.empty() && r.user != query.user) continue;
+    if (static_cast<int>(page.records.size()) == query.limit) {
+      page.next_before = page.records.back().seq;
+      break;
+    }
+    page.records.push_back(r);
+  }
+  return page;
 }
 
 }  // namespace ty

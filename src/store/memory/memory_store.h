@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/store.h"
@@ -35,6 +36,26 @@ class MemoryStore final : public Store {
   Result<std::vector<QueueUsage>> queueUsage() override;
   bool healthy() override { return true; }
 
+  Status createUser(const User& user) override;
+  Result<User> getUser(const std::string& name) override;
+  Result<std::vector<User>> listUsers() override;
+  Status updateUser(const User& user) override;
+  Status createProject(const Project& project) override;
+  Result<Project> getProject(const std::string& name) override;
+  Result<std::vector<Project>> listProjects() override;
+  Status deleteProject(const std::string& name, Timestamp now) override;
+  Status putMembership(const Membership& m) override;
+  Status removeMembership(const std::string& user, const std::string& project) override;
+  Result<std::vector<Membership>> membershipsOfUser(const std::string& user) override;
+  Result<std::vector<Membership>> membershipsOfProject(const std::string& project) override;
+  Result<ApiToken> createToken(const ApiToken& token) override;
+  Result<std::optional<ApiToken>> findTokenByHash(const std::string& hash, Timestamp now) override;
+  Result<std::vector<ApiToken>> tokensOfUser(const std::string& user) override;
+  Status revokeToken(const std::string& user, std::int64_t id, Timestamp now) override;
+  Status touchToken(std::int64_t id, Timestamp now) override;
+  Result<std::int64_t> appendAudit(const AuditRecord& record) override;
+  Result<AuditPage> listAudit(const AuditQuery& query) override;
+
  private:
   struct JobRecord {
     Job job;
@@ -47,6 +68,14 @@ class MemoryStore final : public Store {
   std::map<std::string, QueueUsage> usage_;  // by queue
   std::int64_t last_id_ = 0;
   std::int64_t last_seq_ = 0;
+
+  std::map<std::string, User> users_;                                 // by name
+  std::map<std::string, Project> projects_;                           // by name
+  std::map<std::pair<std::string, std::string>, std::string> roles_;  // (user, project) -> role
+  std::map<std::int64_t, ApiToken> tokens_;                           // by id
+  std::map<std::int64_t, AuditRecord> audit_;                         // by seq
+  std::int64_t last_token_id_ = 0;
+  std::int64_t last_audit_seq_ = 0;
 };
 
 }  // namespace ty

@@ -72,6 +72,59 @@ CREATE TABLE queue_usage (
   as_of INTEGER NOT NULL
 );
 )sql"},
+    // Users, projects, memberships, API tokens and the audit log. Names are
+    // the keys (they are what the API and jobs use); tokens and audit
+    // records get AUTOINCREMENT ids so that an id is never reused. The
+    // projects that existing jobs name are recorded, so that roles can be
+    // granted in them at once; nothing else is touched.
+    {3, R"sql(
+CREATE TABLE users (
+  name TEXT PRIMARY KEY,
+  password_hash TEXT NOT NULL,
+  is_admin INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  disabled INTEGER NOT NULL,
+  failed_logins INTEGER NOT NULL,
+  locked_until INTEGER NOT NULL
+);
+CREATE TABLE projects (
+  name TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL
+);
+INSERT INTO projects(name, created_at) SELECT project, MIN(created_at) FROM jobs GROUP BY project;
+CREATE TABLE memberships (
+  user TEXT NOT NULL REFERENCES users(name),
+  project TEXT NOT NULL REFERENCES projects(name),
+  role TEXT NOT NULL,
+  PRIMARY KEY (user, project)
+);
+CREATE INDEX memberships_project_user ON memberships(project, user);
+CREATE TABLE api_tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  user TEXT NOT NULL REFERENCES users(name),
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  project TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER NOT NULL,
+  last_used_at INTEGER NOT NULL
+);
+CREATE INDEX api_tokens_user_id ON api_tokens(user, id);
+CREATE INDEX api_tokens_project ON api_tokens(project);
+CREATE TABLE audit_log (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  address TEXT NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX audit_log_user_seq ON audit_log(user, seq);
+)sql"},
 };
 
 // Runs one step in its own transaction unless another opener got there first.

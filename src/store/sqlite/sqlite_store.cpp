@@ -10,6 +10,7 @@
 
 #include "codec/job_codec.h"
 #include "common/clock.h"
+#include "store/identity_checks.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -147,6 +148,26 @@ class SqliteStore final : public Store {
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   bool healthy() override;
 
+  Status createUser(const User& user) override;
+  Result<User> getUser(const std::string& name) override;
+  Result<std::vector<User>> listUsers() override;
+  Status updateUser(const User& user) override;
+  Status createProject(const Project& project) override;
+  Result<Project> getProject(const std::string& name) override;
+  Result<std::vector<Project>> listProjects() override;
+  Status deleteProject(const std::string& name, Timestamp now) override;
+  Status putMembership(const Membership& m) override;
+  Status removeMembership(const std::string& user, const std::string& project) override;
+  Result<std::vector<Membership>> membershipsOfUser(const std::string& user) override;
+  Result<std::vector<Membership>> membershipsOfProject(const std::string& project) override;
+  Result<ApiToken> createToken(const ApiToken& token) override;
+  Result<std::optional<ApiToken>> findTokenByHash(const std::string& hash, Timestamp now) override;
+  Result<std::vector<ApiToken>> tokensOfUser(const std::string& user) override;
+  Status revokeToken(const std::string& user, std::int64_t id, Timestamp now) override;
+  Status touchToken(std::int64_t id, Timestamp now) override;
+  Result<std::int64_t> appendAudit(const AuditRecord& record) override;
+  Result<AuditPage> listAudit(const AuditQuery& query) override;
+
  private:
   // A read connection borrowed from the pool, returned when destroyed.
   class Reader {
@@ -177,6 +198,10 @@ class SqliteStore final : public Store {
 
   Status insertEvent(Db& db, JobId job, const Event& e);
   Status checkJobExists(Db& db, JobId id);
+  // Ok when `sql` (one parameter bound to `key`) returns a row, else
+  // NotFound with `missing`.
+  static Status checkRowExists(Db& db, const char* sql, const std::string& key,
+                               const std::string& missing);
 
   const std::string path_;
   const SqliteOptions options_;
@@ -566,6 +591,379 @@ bool SqliteStore::healthy() {
   if (!q.isOk()) return false;
   Result<bool> row = q->step();
   return row.isOk() && *row;
+}
+
+// --- Identity ---------------------------------------------------------------
+
+using store_checks::projectNotFound;
+using store_checks::userNotFound;
+
+bool isUniqueViolation(Db& db) {
+  int rc = sqlite3_extended_errcode(db.raw());
+  return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY;
+}
+
+std::int64_t flag(bool b) { return b ? 1 : 0; }
+
+// Collects every row of `q` through `read`.
+template <typename T, typename Read>
+Result<std::vector<T>> readAll(Stmt& q, Read&& read) {
+  std::vector<T> out;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out.push_back(read(q));
+  }
+  return out;
+}
+
+constexpr char kUserColumns[] =
+    "name, password_hash, is_admin, created_at, disabled, failed_logins, locked_until";
+
+User readUser(const Stmt& q) {
+  User u;
+  u.name = q.text(0);
+  u.password_hash = q.text(1);
+  u.is_admin = q.int64(2) != 0;
+  u.created_at = q.int64(3);
+  u.disabled = q.int64(4) != 0;
+  u.failed_logins = static_cast<int>(q.int64(5));
+  u.locked_until = q.int64(6);
+  return u;
+}
+
+constexpr char kTokenColumns[] =
+    "id, user, name, hash, prefix, project, created_at, expires_at, revoked_at, last_used_at";
+
+ApiToken readToken(const Stmt& q) {
+  ApiToken t;
+  t.id = q.int64(0);
+  t.user = q.text(1);
+  t.name = q.text(2);
+  t.hash = q.text(3);
+  t.prefix = q.text(4);
+  t.project = q.text(5);
+  t.created_at = q.int64(6);
+  t.expires_at = q.int64(7);
+  t.revoked_at = q.int64(8);
+  t.last_used_at = q.int64(9);
+  return t;
+}
+
+Membership readMembership(const Stmt& q) { return {q.text(0), q.text(1), q.text(2)}; }
+
+Status SqliteStore::checkRowExists(Db& db, const char* sql, const std::string& key,
+                                   const std::string& missing) {
+  TY_ASSIGN_OR_RETURN(Stmt q, db.prepare(sql));
+  q.bind(1, key);
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? Status::ok() : Status::notFound(missing);
+}
+
+constexpr char kUserExists[] = "SELECT 1 FROM users WHERE name = ?1";
+constexpr char kProjectExists[] = "SELECT 1 FROM projects WHERE name = ?1";
+
+Status SqliteStore::createUser(const User& user) {
+  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO users(" + std::string(kUserColumns) +
+                                             ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    ins.bind(1, user.name);
+    ins.bind(2, user.password_hash);
+    ins.bind(3, flag(user.is_admin));
+    ins.bind(4, user.created_at);
+    ins.bind(5, flag(user.disabled));
+    ins.bind(6, std::int64_t{user.failed_logins});
+    ins.bind(7, user.locked_until);
+    Status s = ins.run();
+    if (s.isOk()) return s;
+    if (isUniqueViolation(db)) {
+      return Status::alreadyExists("name: user " + user.name + " already exists");
+    }
+    return s.withContext("insert user");
+  });
+}
+
+Result<User> SqliteStore::getUser(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(
+      Stmt q, db->prepare(std::string("SELECT ") + kUserColumns + " FROM users WHERE name = ?1"));
+  q.bind(1, name);
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return Status::notFound(userNotFound(name));
+  return readUser(q);
+}
+
+Result<std::vector<User>> SqliteStore::listUsers() {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(
+      Stmt q, db->prepare(std::string("SELECT ") + kUserColumns + " FROM users ORDER BY name"));
+  return readAll<User>(q, readUser);
+}
+
+Status SqliteStore::updateUser(const User& user) {
+  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE users SET password_hash = ?2, is_admin = ?3, "
+                                             "created_at = ?4, disabled = ?5, failed_logins = ?6, "
+                                             "locked_until = ?7 WHERE name = ?1"));
+    upd.bind(1, user.name);
+    upd.bind(2, user.password_hash);
+    upd.bind(3, flag(user.is_admin));
+    upd.bind(4, user.created_at);
+    upd.bind(5, flag(user.disabled));
+    upd.bind(6, std::int64_t{user.failed_logins});
+    upd.bind(7, user.locked_until);
+    Status s = upd.run();
+    if (!s.isOk()) return s.withContext("update user");
+    if (sqlite3_changes(db.raw()) == 0) return Status::notFound(userNotFound(user.name));
+    return Status::ok();
+  });
+}
+
+Status SqliteStore::createProject(const Project& project) {
+  TY_RETURN_IF_ERROR(store_checks::checkProject(project));
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt ins,
+                        db.prepare("INSERT INTO projects(name, created_at) VALUES(?1, ?2)"));
+    ins.bind(1, project.name);
+    ins.bind(2, project.created_at);
+    Status s = ins.run();
+    if (s.isOk()) return s;
+    if (isUniqueViolation(db)) {
+      return Status::alreadyExists("name: project " + project.name + " already exists");
+    }
+    return s.withContext("insert project");
+  });
+}
+
+Result<Project> SqliteStore::getProject(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT name, created_at FROM projects WHERE name = ?1"));
+  q.bind(1, name);
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return Status::notFound(projectNotFound(name));
+  return Project{q.text(0), q.int64(1)};
+}
+
+Result<std::vector<Project>> SqliteStore::listProjects() {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT name, created_at FROM projects ORDER BY name"));
+  return readAll<Project>(q, [](const Stmt& r) { return Project{r.text(0), r.int64(1)}; });
+}
+
+Status SqliteStore::deleteProject(const std::string& name, Timestamp now) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkRowExists(db, kProjectExists, name, projectNotFound(name)));
+    {
+      TY_ASSIGN_OR_RETURN(Stmt del, db.prepare("DELETE FROM memberships WHERE project = ?1"));
+      del.bind(1, name);
+      TY_RETURN_IF_ERROR(del.run());
+    }
+    {
+      TY_ASSIGN_OR_RETURN(Stmt rev, db.prepare("UPDATE api_tokens SET revoked_at = ?2 "
+                                               "WHERE project = ?1 AND revoked_at = 0"));
+      rev.bind(1, name);
+      rev.bind(2, now);
+      TY_RETURN_IF_ERROR(rev.run());
+    }
+    TY_ASSIGN_OR_RETURN(Stmt del, db.prepare("DELETE FROM projects WHERE name = ?1"));
+    del.bind(1, name);
+    Status s = del.run();
+    return s.isOk() ? s : s.withContext("delete project " + name);
+  });
+}
+
+Status SqliteStore::putMembership(const Membership& m) {
+  TY_RETURN_IF_ERROR(store_checks::checkMembership(m));
+  return writeTransaction([&](Db& db) -> Status {
+    // Checked by name first, for a message that says which one is missing
+    // (the foreign keys would only say that one is).
+    TY_RETURN_IF_ERROR(checkRowExists(db, kUserExists, m.user, userNotFound(m.user)));
+    TY_RETURN_IF_ERROR(checkRowExists(db, kProjectExists, m.project, projectNotFound(m.project)));
+    TY_ASSIGN_OR_RETURN(Stmt ups, db.prepare("INSERT INTO memberships(user, project, role) "
+                                             "VALUES(?1, ?2, ?3) ON CONFLICT(user, project) "
+                                             "DO UPDATE SET role = excluded.role"));
+    ups.bind(1, m.user);
+    ups.bind(2, m.project);
+    ups.bind(3, m.role);
+    Status s = ups.run();
+    return s.isOk() ? s : s.withContext("write membership");
+  });
+}
+
+Status SqliteStore::removeMembership(const std::string& user, const std::string& project) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt del,
+                        db.prepare("DELETE FROM memberships WHERE user = ?1 AND project = ?2"));
+    del.bind(1, user);
+    del.bind(2, project);
+    TY_RETURN_IF_ERROR(del.run());
+    if (sqlite3_changes(db.raw()) == 0) {
+      return Status::notFound("user " + user + " is not a member of project " + project);
+    }
+    return Status::ok();
+  });
+}
+
+Result<std::vector<Membership>> SqliteStore::membershipsOfUser(const std::string& user) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT user, project, role FROM memberships "
+                                          "WHERE user = ?1 ORDER BY project"));
+  q.bind(1, user);
+  return readAll<Membership>(q, readMembership);
+}
+
+Result<std::vector<Membership>> SqliteStore::membershipsOfProject(const std::string& project) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT user, project, role FROM memberships "
+                                          "WHERE project = ?1 ORDER BY user"));
+  q.bind(1, project);
+  return readAll<Membership>(q, readMembership);
+}
+
+Result<ApiToken> SqliteStore::createToken(const ApiToken& token) {
+  TY_RETURN_IF_ERROR(store_checks::checkToken(token));
+  ApiToken stored = token;
+  stored.revoked_at = 0;
+  stored.last_used_at = 0;
+  TY_RETURN_IF_ERROR(writeTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkRowExists(db, kUserExists, token.user, userNotFound(token.user)));
+    if (!token.project.empty()) {
+      TY_RETURN_IF_ERROR(
+          checkRowExists(db, kProjectExists, token.project, projectNotFound(token.project)));
+    }
+    TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO api_tokens(user, name, hash, prefix, "
+                                             "project, created_at, expires_at, revoked_at, "
+                                             "last_used_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                             "0, 0)"));
+    ins.bind(1, token.user);
+    ins.bind(2, token.name);
+    ins.bind(3, token.hash);
+    ins.bind(4, token.prefix);
+    ins.bind(5, token.project);
+    ins.bind(6, token.created_at);
+    ins.bind(7, token.expires_at);
+    Status s = ins.run();
+    if (!s.isOk()) {
+      if (isUniqueViolation(db))
+        return Status::alreadyExists("hash: a token with this hash exists");
+      return s.withContext("insert token");
+    }
+    stored.id = sqlite3_last_insert_rowid(db.raw());
+    return Status::ok();
+  }));
+  return stored;
+}
+
+Result<std::optional<ApiToken>> SqliteStore::findTokenByHash(const std::string& hash,
+                                                             Timestamp now) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(std::string("SELECT ") + kTokenColumns +
+                                          " FROM api_tokens WHERE hash = ?1"));
+  q.bind(1, hash);
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return std::optional<ApiToken>();
+  ApiToken t = readToken(q);
+  // One rule for liveness, in ApiToken::live, rather than a second in SQL.
+  if (!t.live(now)) return std::optional<ApiToken>();
+  return std::optional<ApiToken>(std::move(t));
+}
+
+Result<std::vector<ApiToken>> SqliteStore::tokensOfUser(const std::string& user) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(std::string("SELECT ") + kTokenColumns +
+                                          " FROM api_tokens WHERE user = ?1 ORDER BY id"));
+  q.bind(1, user);
+  return readAll<ApiToken>(q, readToken);
+}
+
+Status SqliteStore::revokeToken(const std::string& user, std::int64_t id, Timestamp now) {
+  return writeTransaction([&](Db& db) -> Status {
+    {
+      TY_ASSIGN_OR_RETURN(Stmt q,
+                          db.prepare("SELECT 1 FROM api_tokens WHERE id = ?1 AND user = ?2"));
+      q.bind(1, id);
+      q.bind(2, user);
+      TY_ASSIGN_OR_RETURN(bool row, q.step());
+      if (!row) return Status::notFound("user " + user + " has no token " + std::to_string(id));
+    }
+    TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE api_tokens SET revoked_at = ?2 "
+                                             "WHERE id = ?1 AND revoked_at = 0"));
+    upd.bind(1, id);
+    upd.bind(2, now);
+    return upd.run();
+  });
+}
+
+Status SqliteStore::touchToken(std::int64_t id, Timestamp now) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE api_tokens SET last_used_at = "
+                                             "MAX(last_used_at, ?2) WHERE id = ?1"));
+    upd.bind(1, id);
+    upd.bind(2, now);
+    TY_RETURN_IF_ERROR(upd.run());
+    if (sqlite3_changes(db.raw()) == 0) {
+      return Status::notFound("token " + std::to_string(id) + " not found");
+    }
+    return Status::ok();
+  });
+}
+
+Result<std::int64_t> SqliteStore::appendAudit(const AuditRecord& r) {
+  std::int64_t seq = 0;
+  TY_RETURN_IF_ERROR(writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO audit_log(at, user, address, method, "
+                                             "path, status, detail) "
+                                             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    ins.bind(1, r.at);
+    ins.bind(2, r.user);
+    ins.bind(3, r.address);
+    ins.bind(4, r.method);
+    ins.bind(5, r.path);
+    ins.bind(6, std::int64_t{r.status});
+    ins.bind(7, r.detail);
+    Status s = ins.run();
+    if (!s.isOk()) return s.withContext("append audit record");
+    seq = sqlite3_last_insert_rowid(db.raw());
+    return Status::ok();
+  }));
+  return seq;
+}
+
+Result<AuditPage> SqliteStore::listAudit(const AuditQuery& query) {
+  TY_RETURN_IF_ERROR(store_checks::checkAuditQuery(query));
+  // One cached statement per filter, so the user filter can use its index.
+  std::string sql =
+      "SELECT seq, at, user, address, method, path, status, detail FROM audit_log "
+      "WHERE seq < ?1";
+  if (!query.user.empty()) sql += " AND user = ?2";
+  sql += " ORDER BY seq DESC LIMIT ?3";
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(sql));
+  q.bind(1, query.before_seq == 0 ? std::numeric_limits<std::int64_t>::max() : query.before_seq);
+  if (!query.user.empty()) q.bind(2, query.user);
+  q.bind(3, std::int64_t{query.limit} + 1);  // one more tells whether a next page exists
+  AuditPage page;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    if (static_cast<int>(page.records.size()) == query.limit) {
+      page.next_before = page.records.back().seq;
+      break;
+    }
+    AuditRecord r;
+    r.seq = q.int64(0);
+    r.at = q.int64(1);
+    r.user = q.text(2);
+    r.address = q.text(3);
+    r.method = q.text(4);
+    r.path = q.text(5);
+    r.status = static_cast<int>(q.int64(6));
+    r.detail = q.text(7);
+    page.records.push_back(std::move(r));
+  }
+  return page;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "codec/job_codec.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -147,7 +148,8 @@ TEST_F(SqliteStoreTest, SchemaIsAtTheLatestVersionAndReopeningDoesNotMigrateAgai
   open().reset();
   EXPECT_EQ(queryText(*db, "SELECT COUNT(*) FROM schema_migrations"), latestVersion());
   EXPECT_EQ(queryText(*db, "SELECT MAX(applied_at) FROM schema_migrations"), applied_at);
-  for (const char* table : {"jobs", "attempts", "events", "queue_usage"}) {
+  for (const char* table : {"jobs", "attempts", "events", "queue_usage", "users", "projects",
+                            "memberships", "api_tokens", "audit_log"}) {
     EXPECT_EQ(queryText(*db, std::string("SELECT COUNT(*) FROM sqlite_master WHERE name = '") +
                                  table + "'"),
               "1")
@@ -177,6 +179,98 @@ TEST_F(SqliteStoreTest, LaterMigrationsApplyOnceInOrder) {
   Result<std::unique_ptr<Store>> store = openSqliteStore(path_);
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("newer"), std::string::npos);
+}
+
+// A database written by the version-2 schema (before users and projects)
+// opens, migrates to the newest version and keeps every job, attempt, event
+// and usage record; the projects its jobs name become projects.
+TEST_F(SqliteStoreTest, VersionTwoDatabaseMigratesKeepingItsData) {
+  Job job = newJob("old");
+  job.spec.project = "vision";
+  job.created_at = 1234;
+  job.state = JobState::kRunning;
+  job.preemptions = 2;
+  {
+    Result<std::unique_ptr<sqlite::Db>> opened =
+        sqlite::Db::open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(opened.isOk()) << opened.status().toString();
+    sqlite::Db& db = **opened;
+    ASSERT_TRUE(sqlite::migrate(db, sqlite::storeMigrations().first(2), 1).isOk());
+    ASSERT_EQ(queryText(db, "SELECT MAX(version) FROM schema_migrations"), "2");
+    Result<sqlite::Stmt> ins = db.prepare(
+        "INSERT INTO jobs(id, name, project, user, state, priority, spec_json, created_at, "
+        "updated_at, started_at, finished_at, attempts, exit_code, reason, not_before, "
+        "cancel_requested_at, idempotency_key, preempted_by, preempt_requested_at, preemptions) "
+        "VALUES(7, ?1, ?2, ?3, 'running', 0, ?4, 1234, 0, 0, 0, 0, NULL, '', 0, 0, NULL, 0, 0, 2)");
+    ASSERT_TRUE(ins.isOk()) << ins.status().toString();
+    ins->bind(1, job.spec.name);
+    ins->bind(2, job.spec.project);
+    ins->bind(3, job.user);
+    ins->bind(4, specToJson(job.spec).dump());
+    ASSERT_TRUE(ins->run().isOk());
+    ASSERT_TRUE(db.exec("INSERT INTO events(job_id, time, level, reason, message) "
+                        "VALUES(7, 1300, 'normal', 'Submitted', 'queued')")
+                    .isOk());
+    ASSERT_TRUE(db.exec("INSERT INTO queue_usage VALUES('vision', 1.5, 2.5, 3.5, 1400)").isOk());
+  }
+
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  job.id = JobId(7);
+  Result<Job> got = store->getJob(JobId(7));
+  ASSERT_TRUE(got.isOk()) << got.status().toString();
+  EXPECT_TRUE(*got == job);
+  Result<std::vector<Event>> events = store->events(JobId(7));
+  ASSERT_TRUE(events.isOk());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].reason, "Submitted");
+  Result<std::vector<QueueUsage>> usage = store->queueUsage();
+  ASSERT_TRUE(usage.isOk());
+  ASSERT_EQ(usage->size(), 1u);
+  EXPECT_EQ((*usage)[0], (QueueUsage{"vision", 1.5, 2.5, 3.5, 1400}));
+  EXPECT_EQ(store->getProject("vision").value(), (Project{"vision", 1234}));
+
+  // The new tables work on the migrated file, and new job ids go on after 7.
+  User alice;
+  alice.name = "alice";
+  ASSERT_TRUE(store->createUser(alice).isOk());
+  ASSERT_TRUE(store->putMembership({"alice", "vision", "member"}).isOk());
+  std::vector<Job> more = {newJob("new")};
+  ASSERT_TRUE(store->createJobs(more, {}).isOk());
+  EXPECT_GT(more[0].id.value(), 7);
+  store.reset();
+  std::unique_ptr<sqlite::Db> db = raw();
+  EXPECT_EQ(queryText(*db, "SELECT MAX(version) FROM schema_migrations"), latestVersion());
+}
+
+// Identity rows survive a reopen (the conformance suite covers the rest).
+TEST_F(SqliteStoreTest, IdentitySurvivesReopen) {
+  ApiToken token;
+  {
+    std::unique_ptr<Store> store = open();
+    ASSERT_NE(store, nullptr);
+    User u;
+    u.name = "alice";
+    u.password_hash = "$argon2id$x";
+    ASSERT_TRUE(store->createUser(u).isOk());
+    ASSERT_TRUE(store->createProject({"nlp", 5}).isOk());
+    ASSERT_TRUE(store->putMembership({"alice", "nlp", "admin"}).isOk());
+    token.user = "alice";
+    token.hash = "beef";
+    token.project = "nlp";
+    token = store->createToken(token).value();
+    AuditRecord r;
+    r.user = "alice";
+    r.method = "DELETE";
+    ASSERT_TRUE(store->appendAudit(r).isOk());
+  }
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->getUser("alice").value().password_hash, "$argon2id$x");
+  EXPECT_EQ(store->membershipsOfProject("nlp").value(),
+            (std::vector<Membership>{{"alice", "nlp", "admin"}}));
+  EXPECT_EQ(store->findTokenByHash("beef", 1).value(), std::optional<ApiToken>(token));
+  EXPECT_EQ(store->listAudit({}).value().records.at(0).method, "DELETE");
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationIsRolledBack) {
