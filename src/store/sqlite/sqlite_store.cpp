@@ -660,6 +660,18 @@ Status SqliteStore::checkRowExists(Db& db, const char* sql, const std::string& k
   return row ? Status::ok() : Status::notFound(missing);
 }
 
+// A user's fields as ?1..?7, in kUserColumns order: the INSERT and the
+// UPDATE bind the same way.
+static void bindUser(Stmt& q, const User& user) {
+  q.bind(1, user.name);
+  q.bind(2, user.password_hash);
+  q.bind(3, flag(user.is_admin));
+  q.bind(4, user.created_at);
+  q.bind(5, flag(user.disabled));
+  q.bind(6, std::int64_t{user.failed_logins});
+  q.bind(7, user.locked_until);
+}
+
 constexpr char kUserExists[] = "SELECT 1 FROM users WHERE name = ?1";
 constexpr char kProjectExists[] = "SELECT 1 FROM projects WHERE name = ?1";
 
@@ -668,13 +680,7 @@ Status SqliteStore::createUser(const User& user) {
   return writeTransaction([&](Db& db) -> Status {
     TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO users(" + std::string(kUserColumns) +
                                              ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
-    ins.bind(1, user.name);
-    ins.bind(2, user.password_hash);
-    ins.bind(3, flag(user.is_admin));
-    ins.bind(4, user.created_at);
-    ins.bind(5, flag(user.disabled));
-    ins.bind(6, std::int64_t{user.failed_logins});
-    ins.bind(7, user.locked_until);
+    bindUser(ins, user);
     Status s = ins.run();
     if (s.isOk()) return s;
     if (isUniqueViolation(db)) {
@@ -707,13 +713,7 @@ Status SqliteStore::updateUser(const User& user) {
     TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE users SET password_hash = ?2, is_admin = ?3, "
                                              "created_at = ?4, disabled = ?5, failed_logins = ?6, "
                                              "locked_until = ?7 WHERE name = ?1"));
-    upd.bind(1, user.name);
-    upd.bind(2, user.password_hash);
-    upd.bind(3, flag(user.is_admin));
-    upd.bind(4, user.created_at);
-    upd.bind(5, flag(user.disabled));
-    upd.bind(6, std::int64_t{user.failed_logins});
-    upd.bind(7, user.locked_until);
+    bindUser(upd, user);
     Status s = upd.run();
     if (!s.isOk()) return s.withContext("update user");
     if (sqlite3_changes(db.raw()) == 0) return Status::notFound(userNotFound(user.name));
