@@ -124,6 +124,23 @@ Status readGpuTopology(const Json& v, std::string& out) {
   return Status::ok();
 }
 
+// A scheduler key naming one of a few choices: `name` gives the current
+// (default) value's name, `parse` maps a name back (nullopt: unknown).
+template <typename T, typename Name, typename Parse>
+Status readChoice(ObjectReader& r, const char* key, const char* what, T& value, Name name,
+                  Parse parse, const char* choices) {
+  std::string text = name(value);
+  TY_RETURN_IF_ERROR(r.string(key, text));
+  auto parsed = parse(text);
+  if (!parsed) {
+    return Status::invalidArgument(
+        std::string("unknown ") + what + " \"" + text + "\"; use " + choices,
+        std::string("scheduler.") + key);
+  }
+  value = *parsed;
+  return Status::ok();
+}
+
 Status readScheduler(const Json& j, SchedulerSettings& s) {
   ObjectReader r(j, "scheduler", "config");
   TY_RETURN_IF_ERROR(r.check());
@@ -137,20 +154,14 @@ Status readScheduler(const Json& j, SchedulerSettings& s) {
   TY_RETURN_IF_ERROR(r.boolean("preemption", s.preemption));
   TY_RETURN_IF_ERROR(r.boolean("borrow_within_cohort", s.borrow_within_cohort));
   TY_RETURN_IF_ERROR(r.boolean("reclaim_respects_priority", s.reclaim_respects_priority));
-  std::string levels = serviceLevelsName(s.service_levels);
-  TY_RETURN_IF_ERROR(r.string("service_levels", levels));
-  auto parsed_levels = parseServiceLevels(levels);
-  if (!parsed_levels) {
-    return Status::invalidArgument(
-        "unknown service levels \"" + levels + "\"; use none, least-attained or shortest-remaining",
-        "scheduler.service_levels");
-  }
-  s.service_levels = *parsed_levels;
+  TY_RETURN_IF_ERROR(readChoice(r, "service_levels", "service levels", s.service_levels,
+                                serviceLevelsName, parseServiceLevels,
+                                "none, least-attained or shortest-remaining"));
   if (s.service_levels != ServiceLevels::kNone && !s.reclaim_respects_priority) {
     // Levels change as jobs run; reclaim that ignores them stops a job of a
     // higher level, which then stops its preemptor back, pass after pass.
     return Status::invalidArgument(
-        "must be true while service_levels is " + levels +
+        "must be true while service_levels is " + std::string(serviceLevelsName(s.service_levels)) +
             ": reclaim across levels makes jobs preempt each other in turn; set "
             "service_levels: none to turn it off",
         "scheduler.reclaim_respects_priority");
@@ -160,15 +171,8 @@ Status readScheduler(const Json& j, SchedulerSettings& s) {
     return Status::invalidArgument("must be a positive GPU-time such as 1h",
                                    "scheduler.las_threshold");
   }
-  std::string order = jobOrderName(s.order);
-  TY_RETURN_IF_ERROR(r.string("order", order));
-  auto parsed_order = parseJobOrder(order);
-  if (!parsed_order) {
-    return Status::invalidArgument(
-        "unknown order \"" + order + "\"; use fair-share or least-attained-service",
-        "scheduler.order");
-  }
-  s.order = *parsed_order;
+  TY_RETURN_IF_ERROR(readChoice(r, "order", "order", s.order, jobOrderName, parseJobOrder,
+                                "fair-share or least-attained-service"));
   if (const Json* queues = r.get("queues")) {
     if (!queues->is_array()) {
       return Status::invalidArgument("must be a list of queues", "scheduler.queues");

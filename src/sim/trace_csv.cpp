@@ -105,11 +105,6 @@ class CsvTable {
   std::vector<std::string_view> row_;
 };
 
-#define TY_CELL(var, expr)                      \
-  auto var##_r = (expr);                        \
-  if (!var##_r.isOk()) return var##_r.status(); \
-  auto var = *var##_r
-
 }  // namespace
 
 Result<std::vector<OpenbNode>> parseOpenbNodes(std::string_view text, std::string_view source) {
@@ -118,11 +113,11 @@ Result<std::vector<OpenbNode>> parseOpenbNodes(std::string_view text, std::strin
   std::vector<OpenbNode> out;
   while (t.next()) {
     OpenbNode n;
-    TY_CELL(name, t.text("sn"));
-    TY_CELL(cpu, t.integer("cpu_milli"));
-    TY_CELL(mem, t.integer("memory_mib"));
-    TY_CELL(gpus, t.integer("gpu"));
-    TY_CELL(model, t.text("model"));
+    TY_ASSIGN_OR_RETURN(auto name, t.text("sn"));
+    TY_ASSIGN_OR_RETURN(auto cpu, t.integer("cpu_milli"));
+    TY_ASSIGN_OR_RETURN(auto mem, t.integer("memory_mib"));
+    TY_ASSIGN_OR_RETURN(auto gpus, t.integer("gpu"));
+    TY_ASSIGN_OR_RETURN(auto model, t.text("model"));
     if (name.empty()) return t.error("sn", "empty node name");
     if (gpus > 64) return t.error("gpu", std::to_string(gpus) + " GPUs on one node");
     if (gpus > 0 && model.empty()) return t.error("model", "GPU node without a model");
@@ -142,12 +137,12 @@ Result<std::vector<OpenbPod>> parseOpenbPods(std::string_view text, std::string_
   std::vector<OpenbPod> out;
   while (t.next()) {
     OpenbPod p;
-    TY_CELL(name, t.text("name"));
-    TY_CELL(cpu, t.integer("cpu_milli"));
-    TY_CELL(mem, t.integer("memory_mib"));
-    TY_CELL(num_gpu, t.integer("num_gpu"));
-    TY_CELL(gpu_milli, t.integer("gpu_milli"));
-    TY_CELL(spec, t.text("gpu_spec"));
+    TY_ASSIGN_OR_RETURN(auto name, t.text("name"));
+    TY_ASSIGN_OR_RETURN(auto cpu, t.integer("cpu_milli"));
+    TY_ASSIGN_OR_RETURN(auto mem, t.integer("memory_mib"));
+    TY_ASSIGN_OR_RETURN(auto num_gpu, t.integer("num_gpu"));
+    TY_ASSIGN_OR_RETURN(auto gpu_milli, t.integer("gpu_milli"));
+    TY_ASSIGN_OR_RETURN(auto spec, t.text("gpu_spec"));
     if (name.empty()) return t.error("name", "empty pod name");
     if (num_gpu > 64) return t.error("num_gpu", std::to_string(num_gpu) + " GPUs in one pod");
     if (gpu_milli > 1000) return t.error("gpu_milli", "above 1000");
