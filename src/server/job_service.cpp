@@ -586,6 +586,7 @@ void JobService::handleCancel(const std::shared_ptr<CancelRequest>& req_ptr, Pas
     pass.event(job.id, now, "Cancelled", "Cancelled by " + req.user + " before it started");
     Job done = job;
     active_.erase(it);
+    attained_.erase(done.id);
     {
       std::lock_guard lock(view_mu_);
       waiting_.erase(done.id);
