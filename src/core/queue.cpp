@@ -162,13 +162,24 @@ std::optional<std::int64_t> QuotaLedger::ceiling(int queue, const std::string& r
   const Entry& e = queues_[static_cast<size_t>(queue)];
   auto it = e.slots.find(resource);
   if (it == e.slots.end()) return std::nullopt;
-  const Slot& s = it->second;
+  const Quota& q = it->second.quota;
+  // All of its own nominal, plus everything the others lend up to its limit.
+  std::int64_t borrow = lendableByOthers(queue, resource);
+  if (q.borrowing_limit) borrow = std::min(borrow, std::max<std::int64_t>(0, *q.borrowing_limit));
+  return q.nominal + borrow;
+}
+
+std::int64_t QuotaLedger::lendableByOthers(int queue, const std::string& resource) const {
+  if (queue < 0) return 0;
+  const Entry& e = queues_[static_cast<size_t>(queue)];
   const Pool* p = pool(e, resource);
-  // Everything the others lend, plus all of its own nominal.
-  std::int64_t others = (p ? p->capacity : 0) - (s.quota.nominal - s.guaranteed);
-  std::int64_t borrow = std::max<std::int64_t>(0, others);
-  if (s.quota.borrowing_limit) borrow = std::min(borrow, *s.quota.borrowing_limit);
-  return s.quota.nominal + borrow;
+  if (!p) return 0;
+  // The pool holds every member's lendable quota, this queue's included.
+  std::int64_t own = 0;
+  if (auto it = e.slots.find(resource); it != e.slots.end()) {
+    own = it->second.quota.nominal - it->second.guaranteed;
+  }
+  return std::max<std::int64_t>(0, p->capacity - own);
 }
 
 bool QuotaLedger::borrowing(int queue, const std::string& resource) const {
@@ -231,6 +242,83 @@ std::string describeShortfall(const QueueConfig& queue, const QuotaShortfall& s)
            " of its own to be released";
   }
   return out + "; waiting for " + amount(s.needed) + " " + noun;
+}
+
+namespace {
+
+// The spec field that sets a resource's amount per replica.
+std::string specField(const std::string& resource) {
+  if (resource == "cpu") return "resources.cpus";
+  if (resource == "memory") return "resources.memory";
+  return "resources.gpus";
+}
+
+// "8 A100 GPUs", "1 GPU", "32 CPUs", "64Gi of memory".
+std::string amountOf(const std::string& resource, std::int64_t amount) {
+  if (resource == "memory") return formatAmount(resource, amount) + " of memory";
+  std::string noun = resourceNoun(resource);
+  if (amount == 1000 && noun.back() == 's') noun.pop_back();
+  return formatAmount(resource, amount) + " " + noun;
+}
+
+// GPU quotas are the scarce ones and the ones people ask about: report them
+// before CPU and memory when a job is over on several.
+int reportRank(const std::string& resource) {
+  if (resource.rfind("gpu:", 0) == 0) return 0;
+  if (resource == "gpu") return 1;
+  if (resource == "cpu") return 2;
+  return 3;
+}
+
+}  // namespace
+
+Status checkQuotaCeiling(const QuotaLedger& ledger, int queue, const ResourceAmounts& per_replica,
+                         int replicas) {
+  if (queue < 0) return Status::ok();
+  const std::int64_t count = std::max(replicas, 1);
+  const std::string* over = nullptr;
+  std::int64_t over_ceiling = 0;
+  for (const auto& [res, amount] : per_replica) {
+    if (amount <= 0) continue;
+    auto ceiling = ledger.ceiling(queue, res);
+    if (!ceiling || amount * count <= *ceiling) continue;
+    if (!over || reportRank(res) < reportRank(*over)) {
+      over = &res;
+      over_ceiling = *ceiling;
+    }
+  }
+  if (!over) return Status::ok();
+
+  const std::string& res = *over;
+  const QueueConfig& config = ledger.config(queue);
+  const Quota& quota = config.quotas.at(res);
+  const std::int64_t each = per_replica.at(res);
+  auto amount = [&](std::int64_t v) { return formatAmount(res, v); };
+
+  // Where the limit comes from, so that the admin knows which knob to turn.
+  std::string why = "nominal " + amount(quota.nominal);
+  if (config.cohort.empty()) {
+    why += ", no cohort to borrow from";
+  } else {
+    const std::int64_t lendable = ledger.lendableByOthers(queue, res);
+    if (quota.borrowing_limit) why += ", borrowing limit " + amount(*quota.borrowing_limit);
+    if (!quota.borrowing_limit || *quota.borrowing_limit > lendable) {
+      why += ", the rest of cohort " + config.cohort + " can lend " + amount(lendable);
+    }
+  }
+
+  std::string who = config.project.empty() ? "queue " + config.name : "project " + config.project;
+  std::string message = who + " may use at most " + amountOf(res, over_ceiling);
+  if (!config.project.empty()) message += " in queue " + config.name;
+  message += " (" + why + "); this job asks for " + amount(each * count);
+  if (count > 1) message += " (" + std::to_string(count) + " replicas x " + amount(each) + ")";
+
+  // When one replica alone is over the limit, fewer replicas cannot help:
+  // point at the amount per replica; otherwise at the gang's size.
+  const bool fewer_replicas_help = count > 1 && each <= over_ceiling;
+  message += "; reduce " + specField(res) + (fewer_replicas_help ? " or replicas" : "") +
+             ", or ask an admin to raise the queue's quota";
+  return Status::infeasible(std::move(message), fewer_replicas_help ? "replicas" : specField(res));
 }
 
 }  // namespace ty

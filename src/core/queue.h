@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace ty {
 
 using ResourceAmounts = std::map<std::string, std::int64_t>;
@@ -107,6 +109,10 @@ class QuotaLedger {
   // The most of `resource` the queue could ever hold: nominal plus what it
   // may borrow from the rest of the cohort. nullopt: not limited.
   std::optional<std::int64_t> ceiling(int queue, const std::string& resource) const;
+  // What the other members of the queue's cohort could lend of `resource`
+  // if all of them were idle: the sum of their lendable quota (each nominal
+  // bounded by its lending_limit). 0 for a queue without a cohort.
+  std::int64_t lendableByOthers(int queue, const std::string& resource) const;
   // Whether the queue holds more than its nominal of `resource`.
   bool borrowing(int queue, const std::string& resource) const;
   // Whether usage + demand stays within nominal for every covered resource
@@ -153,5 +159,22 @@ std::string resourceNoun(const std::string& resource);
 std::string describeShortfall(const QueueConfig& queue, const QuotaShortfall& s);
 // "project vision" or "project vision (queue vision-batch)" or "queue q".
 std::string describeOwner(const QueueConfig& queue);
+
+// Submit-time check: whether a gang of `replicas` replicas, each asking
+// `per_replica` (resource -> amount, as the scheduler charges quota), could
+// ever be admitted by queue `queue` of `ledger`, even with the whole cohort
+// idle. All replicas count together, since a gang is admitted at once; the
+// limit per resource is ceiling(). Ok when it fits, when the queue has no
+// config (queue < 0) or no quota for a resource. Otherwise Infeasible for
+// the first resource over (GPU quotas first), naming the spec field to
+// change: the resource's field ("resources.gpus", "resources.cpus",
+// "resources.memory") when one replica alone is too large, "replicas" when
+// only the gang is. The message says the limit, where it comes from and
+// what to do:
+//   project nlp may use at most 8 A100 GPUs in queue nlp (nominal 8,
+//   borrowing limit 0); this job asks for 16 (2 replicas x 8); reduce
+//   resources.gpus or replicas, or ask an admin to raise the queue's quota
+Status checkQuotaCeiling(const QuotaLedger& ledger, int queue, const ResourceAmounts& per_replica,
+                         int replicas);
 
 }  // namespace ty

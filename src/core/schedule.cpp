@@ -1267,31 +1267,9 @@ Status checkQuota(const JobSpec& spec, const PolicyConfig& config,
     for (const auto& g : n.gpus) models.insert(g.model);
   }
   ReplicaShape shape = shapeOf(spec.resources, spec.node_selector);
-  ResourceAmounts demand = requestAmounts(
-      shape, spec.replicas, pinnedModelKeys(shape.gpu_types, ledger.gpuModelKeys(), models));
-  const QueueConfig& queue = ledger.config(q);
-  for (const auto& [res, amount] : demand) {
-    auto ceiling = ledger.ceiling(q, res);
-    if (!ceiling || amount <= *ceiling) continue;
-    const Quota& quota = queue.quotas.at(res);
-    std::int64_t borrow = *ceiling - quota.nominal;
-    std::string limit = "nominal " + formatAmount(res, quota.nominal);
-    if (quota.borrowing_limit && *quota.borrowing_limit == borrow) {
-      limit += " + borrowing_limit " + formatAmount(res, borrow);
-    } else if (borrow > 0) {
-      limit += " + " + formatAmount(res, borrow) + " the cohort " + queue.cohort + " can lend";
-    }
-    std::string field = res == "cpu"      ? "resources.cpus"
-                        : res == "memory" ? "resources.memory"
-                                          : "resources.gpus";
-    std::string what = formatAmount(res, amount) + " " + resourceNoun(res);
-    if (res == "memory") what = formatAmount(res, amount) + " of memory";
-    return Status::infeasible("needs " + what + " in all; " + describeOwner(queue) +
-                                  " can hold at most " + formatAmount(res, *ceiling) + " (" +
-                                  limit + ")",
-                              field);
-  }
-  return Status::ok();
+  ResourceAmounts per_replica =
+      requestAmounts(shape, 1, pinnedModelKeys(shape.gpu_types, ledger.gpuModelKeys(), models));
+  return checkQuotaCeiling(ledger, q, per_replica, spec.replicas);
 }
 
 const char* jobOrderName(JobOrder o) {

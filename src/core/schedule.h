@@ -211,10 +211,10 @@ Decision schedule(const ClusterSnapshot& cluster, const QueueSnapshot& queues,
 Status checkFeasible(const JobSpec& spec, const std::vector<NodeInfo>& nodes);
 
 // Whether the job's queue could ever admit it: Infeasible naming the field
-// when it asks for more than the queue's nominal plus what it may borrow
-// ("resources.gpus: needs 16 A100 GPUs in all; queue vision can hold at
-// most 12 (nominal 8 + borrowing_limit 4)"). A job that merely has to wait
-// is accepted; the pass explains why it waits.
+// when all its replicas together ask for more than the queue's nominal plus
+// what it may borrow (checkQuotaCeiling in queue.h words the refusal). GPU
+// quotas per model apply when the job's selector pins the model, as in a
+// pass. A job that merely has to wait is accepted; the pass explains why.
 Status checkQuota(const JobSpec& spec, const PolicyConfig& config,
                   const std::vector<NodeInfo>& nodes);
 

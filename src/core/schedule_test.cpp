@@ -330,10 +330,12 @@ TEST(Queues, SubmitRejectsWhatTheQueueCanNeverHold) {
   std::vector<NodeInfo> nodes = {node("a", 8), node("b", 8)};
   Status st = checkQuota(s, config, nodes);
   EXPECT_EQ(st.code(), StatusCode::kInfeasible);
-  EXPECT_EQ(st.field(), "resources.gpus");
+  // One replica fits the queue, the gang does not.
+  EXPECT_EQ(st.field(), "replicas");
   EXPECT_EQ(st.message(),
-            "needs 16 A100 GPUs in all; project vision can hold at most 12 (nominal 8 + "
-            "borrowing_limit 4)");
+            "project vision may use at most 12 A100 GPUs in queue vision (nominal 8, borrowing "
+            "limit 4); this job asks for 16 (2 replicas x 8); reduce resources.gpus or replicas, "
+            "or ask an admin to raise the queue's quota");
   s.replicas = 1;
   EXPECT_TRUE(checkQuota(s, config, nodes).isOk());
   // The project's queue is found when the job names none.

@@ -196,6 +196,8 @@ Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::stri
   TY_RETURN_IF_ERROR(validateSpec(spec));
   TY_RETURN_IF_ERROR(resolveQueue(spec));
   TY_RETURN_IF_ERROR(checkFeasible(spec, options_.nodes));
+  // A job over its queue's ceiling (nominal plus all it may ever borrow)
+  // would wait for ever: refuse it here, before anything is stored.
   TY_RETURN_IF_ERROR(checkQuota(spec, options_.policy, options_.nodes));
   Job job;
   job.spec = std::move(spec);
