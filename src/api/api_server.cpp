@@ -3,57 +3,18 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "api/http_status.h"
+#include "api/identity_routes.h"
+#include "api/request_util.h"
 #include "common/units.h"
 #include "exec/log_files.h"
 
 namespace ty {
 namespace {
-
-constexpr const char* kJson = "application/json";
-
-void writeJson(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", kJson);
-}
-
-// The caller's name. Identity comes with the auth layer; until then the
-// CLI sends the local user name, checked for shape only.
-std::string requestUser(const httplib::Request& req) {
-  std::string u = req.get_header_value("X-Trainyard-User");
-  if (u.empty() || u.size() > 64) return "anonymous";
-  for (char c : u) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      return "anonymous";
-    }
-  }
-  return u;
-}
-
-Result<JobId> pathId(const httplib::Request& req) {
-  try {
-    return JobId(std::stoll(req.matches[1].str()));
-  } catch (const std::exception&) {
-    return Status::notFound("no such job: " + req.matches[1].str());
-  }
-}
-
-// Parses an optional integer query parameter within [lo, hi].
-Result<std::int64_t> queryInt(const httplib::Request& req, const std::string& name,
-                              std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
-  if (!req.has_param(name)) return fallback;
-  std::string v = req.get_param_value(name);
-  try {
-    size_t used = 0;
-    long long n = std::stoll(v, &used);
-    if (used == v.size() && n >= lo && n <= hi) return static_cast<std::int64_t>(n);
-  } catch (const std::exception&) {
-  }
-  return Status::invalidArgument(
-      "must be a whole number between " + std::to_string(lo) + " and " + std::to_string(hi), name);
-}
 
 Json waitingToJson(const WaitInfo& w) {
   return {{"queue", w.queue},
@@ -62,28 +23,54 @@ Json waitingToJson(const WaitInfo& w) {
           {"estimated_start", w.eta ? Json(w.eta) : Json(nullptr)}};
 }
 
-Result<bool> queryBool(const httplib::Request& req, const std::string& name) {
-  if (!req.has_param(name)) return false;
-  std::string v = req.get_param_value(name);
-  if (v == "true" || v == "1" || v.empty()) return true;
-  if (v == "false" || v == "0") return false;
-  return Status::invalidArgument("must be true or false", name);
-}
-
 }  // namespace
 
-ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, ApiOptions options)
+ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, const Clock& clock,
+                     ApiOptions options)
     : store_(store),
       control_(control),
       layout_(std::move(layout)),
-      options_(options),
-      http_(std::make_unique<httplib::Server>()) {
+      clock_(clock),
+      options_(std::move(options)),
+      gateway_(store, clock, options_.gateway) {
+  if (options_.tls_cert.empty() != options_.tls_key.empty()) {
+    setup_ = Status::invalidArgument("give both --tls-cert and --tls-key, or neither",
+                                     options_.tls_cert.empty() ? "--tls-cert" : "--tls-key");
+  }
+  for (const auto& [file, flag] :
+       {std::pair{options_.tls_cert, "--tls-cert"}, std::pair{options_.tls_key, "--tls-key"}}) {
+    std::error_code ec;
+    if (setup_.isOk() && !file.empty() && !std::filesystem::is_regular_file(file, ec)) {
+      setup_ = Status::invalidArgument("no such file: " + file, flag);
+    }
+  }
+  if (setup_.isOk() && tls()) {
+    auto https =
+        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+    if (!https->is_valid()) {
+      setup_ = Status::invalidArgument(
+          "cannot use the certificate " + options_.tls_cert + " with the key " + options_.tls_key +
+              ": both must be PEM and the key must match the certificate",
+          "--tls-key");
+    }
+    http_ = std::move(https);
+  }
+  if (!http_) http_ = std::make_unique<httplib::Server>();
   addRoutes();
+  if (setup_.isOk()) setup_ = validateRoutes(routes_);
+  setUpHttp();
+}
+
+void ApiServer::setUpHttp() {
   int threads = options_.worker_threads;
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(options_.max_body_bytes);
-  http_->set_read_timeout(30, 0);
-  http_->set_write_timeout(30, 0);
+  auto secs = [](DurationMs ms) { return std::pair<time_t, time_t>(ms / 1000, ms % 1000 * 1000); };
+  http_->set_read_timeout(secs(options_.request_timeout).first,
+                          secs(options_.request_timeout).second);
+  http_->set_write_timeout(secs(options_.request_timeout).first,
+                           secs(options_.request_timeout).second);
+  http_->set_keep_alive_timeout(std::max<time_t>(1, options_.idle_timeout / 1000));
   http_->set_keep_alive_max_count(1000);
   // Small JSON answers must not wait for delayed ACKs (Nagle).
   http_->set_tcp_nodelay(true);
@@ -123,19 +110,16 @@ ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, ApiO
 
 ApiServer::~ApiServer() { stop(); }
 
-std::vector<RouteDoc> ApiServer::routeDocs() const {
-  std::vector<RouteDoc> out;
-  for (const auto& r : routes_) out.push_back(r.doc);
-  return out;
-}
-
 void ApiServer::addRoutes() {
   using R = httplib::Request;
   using W = httplib::Response;
+  using C = Caller;
+  using P = auth::Permission;
   const ParamDoc id{"id", "path", "integer", "job id"};
   routes_ = {
       {{"GET", "/healthz", "Liveness: the process answers", {}, "", {200}},
-       [](const R&, W& res) {
+       Access::publicRoute(),
+       [](const R&, W& res, C&) {
          writeJson(res, 200, {{"status", "ok"}});
        }},
       {{"GET",
@@ -144,7 +128,8 @@ void ApiServer::addRoutes() {
         {},
         "",
         {200, 503}},
-       [this](const R&, W& res) {
+       Access::publicRoute(),
+       [this](const R&, W& res, C&) {
          if (control_.ready()) {
            writeJson(res, 200, {{"status", "ready"}});
          } else {
@@ -152,54 +137,61 @@ void ApiServer::addRoutes() {
          }
        }},
       {{"GET", "/api/v1/openapi.json", "This document", {}, "", {200}},
-       [this](const R&, W& res) { writeJson(res, 200, openApiDocument(routeDocs())); }},
+       Access::publicRoute(),
+       [this](const R&, W& res, C&) { writeJson(res, 200, openApiDocument(routes_)); }},
       {{"POST",
         "/api/v1/jobs",
         "Submit a job (JSON, or YAML with Content-Type application/yaml); with an "
         "Idempotency-Key header a resent submission returns the first job (200)",
         {{"Idempotency-Key", "header", "string", "makes the submission safe to resend"}},
         "the job spec",
-        {200, 201, 400, 413, 422}},
-       [this](const R& q, W& s) { postJob(q, s); }},
+        {200, 201, 400, 401, 403, 404, 413, 422}},
+       Access::resource(P::kSubmitJobs),
+       [this](const R& q, W& s, C& c) { postJob(q, s, c); }},
       {{"GET",
         "/api/v1/jobs",
-        "List jobs, newest first",
+        "List jobs, newest first, of the projects the caller may read",
         {{"state", "query", "string", "pending, scheduled, running, succeeded, failed, cancelled"},
          {"project", "query", "string", "only this project"},
          {"user", "query", "string", "only this user's jobs"},
          {"limit", "query", "integer", "page size, 1-1000 (default 100)"},
          {"before", "query", "integer", "page cursor: next_before of the previous page"}},
         "",
-        {200, 400}},
-       [this](const R& q, W& s) { getJobs(q, s); }},
+        {200, 400, 401, 404}},
+       Access::resource(P::kReadJobs),
+       [this](const R& q, W& s, C& c) { getJobs(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}",
         "A job: spec, state, current attempt, why it waits",
         {id},
         "",
-        {200, 404}},
-       [this](const R& q, W& s) { getJob(q, s); }},
+        {200, 401, 404}},
+       Access::resource(P::kReadJobs),
+       [this](const R& q, W& s, C& c) { getJob(q, s, c); }},
       {{"POST",
         "/api/v1/jobs/{id}/cancel",
         "Cancel a job: SIGTERM, then SIGKILL after its grace period",
         {id},
         "",
-        {200, 404, 409}},
-       [this](const R& q, W& s) { cancelJob(q, s); }},
+        {200, 401, 403, 404, 409}},
+       Access::resource(P::kCancelJobs),
+       [this](const R& q, W& s, C& c) { cancelJob(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}/events",
         "The job's timeline in plain words",
         {id, {"after", "query", "integer", "only events with seq above this"}},
         "",
-        {200, 404}},
-       [this](const R& q, W& s) { getEvents(q, s); }},
+        {200, 401, 404}},
+       Access::resource(P::kReadEvents),
+       [this](const R& q, W& s, C& c) { getEvents(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}/attempts",
         "Every run of the job with its placement",
         {id},
         "",
-        {200, 404}},
-       [this](const R& q, W& s) { getAttempts(q, s); }},
+        {200, 401, 404}},
+       Access::resource(P::kReadJobs),
+       [this](const R& q, W& s, C& c) { getAttempts(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}/logs",
         "stdout and stderr of one replica; follow streams until the job ends",
@@ -209,33 +201,59 @@ void ApiServer::addRoutes() {
          {"replica", "query", "integer", "replica index (default 0)"},
          {"attempt", "query", "integer", "attempt number (default: the latest)"}},
         "",
-        {200, 400, 404},
+        {200, 400, 401, 404},
         "text/plain"},
-       [this](const R& q, W& s) { getLogs(q, s); }},
-      {{"GET", "/api/v1/nodes", "Nodes and their GPUs, with the job holding each", {}, "", {200}},
-       [this](const R& q, W& s) { getNodes(q, s); }},
+       Access::resource(P::kReadLogs),
+       [this](const R& q, W& s, C& c) { getLogs(q, s, c); }},
+      {{"GET",
+        "/api/v1/nodes",
+        "Nodes and their GPUs, with the jobs holding each (of projects the caller may read)",
+        {},
+        "",
+        {200, 401}},
+       Access::fixed(P::kReadCluster),
+       [this](const R& q, W& s, C& c) { getNodes(q, s, c); }},
       {{"GET",
         "/api/v1/queues",
         "Queues with their quotas, what each uses and borrows, and fair-share usage",
         {},
         "",
-        {200}},
-       [this](const R& q, W& s) { getQueues(q, s); }},
+        {200, 401}},
+       Access::fixed(P::kReadCluster),
+       [this](const R& q, W& s, C& c) { getQueues(q, s, c); }},
   };
-  for (const auto& r : routes_) {
-    std::string pattern = routeRegex(r.doc.path);
-    const Handler& h = r.handler;
-    if (r.doc.method == "GET") {
+  for (Route& r : gateway_.sessionRoutes()) routes_.push_back(std::move(r));
+  for (Route& r :
+       identityRoutes(IdentityContext{&store_, &clock_, options_.gateway.password_params})) {
+    routes_.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    std::string pattern = routeRegex(routes_[i].doc.path);
+    // routes_ is not resized after this, so the reference stays valid.
+    httplib::Server::Handler h = [this, &route = routes_[i]](const R& q, W& s) {
+      gateway_.handle(route, q, s);
+    };
+    const std::string& m = routes_[i].doc.method;
+    if (m == "GET") {
       http_->Get(pattern, h);
-    } else if (r.doc.method == "POST") {
+    } else if (m == "POST") {
       http_->Post(pattern, h);
-    } else {
-      std::abort();  // a method without a registration path is a bug here
+    } else if (m == "PUT") {
+      http_->Put(pattern, h);
+    } else if (m == "PATCH") {
+      http_->Patch(pattern, h);
+    } else if (m == "DELETE") {
+      http_->Delete(pattern, h);
+    } else if (setup_.isOk()) {
+      setup_ = Status::invalidArgument(
+          "route " + m + " " + routes_[i].doc.path + " has a method the server cannot serve",
+          "routes");
     }
   }
 }
 
 Result<int> ApiServer::bind(const std::string& host, int port) {
+  if (!setup_.isOk()) return setup_;
   int bound =
       port == 0 ? http_->bind_to_any_port(host) : (http_->bind_to_port(host, port) ? port : -1);
   if (bound < 0) {
@@ -252,7 +270,21 @@ void ApiServer::stop() {
   if (http_) http_->stop();
 }
 
-void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
+Result<Job> ApiServer::visibleJob(const httplib::Request& req, Caller& caller,
+                                  auth::Permission permission) {
+  TY_ASSIGN_OR_RETURN(std::int64_t id, pathId(req, "job"));
+  auto job = store_.getJob(JobId(id));
+  if (!job.isOk()) return job.status();
+  // The message of a hidden job is the store's for a missing one, so a
+  // caller cannot tell another project's job from no job.
+  Status allowed = caller.allow(permission, {job->spec.project, job->user}, "job");
+  if (allowed.code() == StatusCode::kNotFound)
+    return Status::notFound(jobNotFoundMessage(JobId(id)));
+  if (!allowed.isOk()) return allowed;
+  return job;
+}
+
+void ApiServer::postJob(const httplib::Request& req, httplib::Response& res, Caller& caller) {
   std::string type = req.get_header_value("Content-Type");
   bool yaml = type.find("yaml") != std::string::npos;
   if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
@@ -264,6 +296,26 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
   if (!body.isOk()) return writeError(res, body.status());
   auto spec = specFromJson(*body);
   if (!spec.isOk()) return writeError(res, spec.status());
+  // Who may submit where comes before anything else is looked at; a
+  // project the caller cannot see reads as one that does not exist.
+  const std::string no_project =
+      "no such project \"" + spec->project + "\"; `trainyard projects` lists yours";
+  Status allowed =
+      caller.allow(auth::Permission::kSubmitJobs, {spec->project, caller.user()}, "project");
+  if (allowed.code() == StatusCode::kNotFound) {
+    return writeError(res, Status::notFound(no_project));
+  }
+  if (!allowed.isOk()) {
+    return writeError(res, Status::permissionDenied(
+                               "your role in project " + spec->project +
+                               " does not allow submitting jobs; ask a project admin for the "
+                               "engineer role"));
+  }
+  if (auto project = store_.getProject(spec->project); !project.isOk()) {
+    return writeError(res, project.status().code() == StatusCode::kNotFound
+                               ? Status::notFound(no_project)
+                               : project.status());
+  }
   std::string key = req.get_header_value("Idempotency-Key");
   if (key.size() > 128 || std::any_of(key.begin(), key.end(), [](char c) {
         return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
@@ -273,16 +325,18 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res) {
         res, Status::invalidArgument("use at most 128 letters, digits, '-', '_', '.' or ':'",
                                      "Idempotency-Key"));
   }
-  auto submitted = control_.submit(std::move(*spec), requestUser(req), key);
+  auto submitted = control_.submit(std::move(*spec), caller.user(), key);
   if (!submitted.isOk()) return writeError(res, submitted.status());
   const Job& job = submitted->job;
+  caller.audit_detail = (submitted->replayed ? "resent job " : "submitted job ") +
+                        std::to_string(job.id.value()) + " in project " + job.spec.project;
   res.set_header("Location", "/api/v1/jobs/" + std::to_string(job.id.value()));
   // A resent submission gets the job it created the first time.
   if (submitted->replayed) res.set_header("Idempotent-Replayed", "true");
   writeJson(res, submitted->replayed ? 200 : 201, jobToJson(job));
 }
 
-void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
+void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res, Caller& caller) {
   JobQuery q;
   if (req.has_param("state")) {
     auto st = parseJobState(req.get_param_value("state"));
@@ -296,6 +350,26 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
   }
   q.project = req.get_param_value("project");
   q.user = req.get_param_value("user");
+  if (!q.project.empty()) {
+    Status allowed = caller.allow(auth::Permission::kReadJobs, {q.project, ""}, "project");
+    if (!allowed.isOk()) return writeError(res, allowed);
+  } else {
+    // Only the projects the caller may read; a global admin's unscoped
+    // token reads them all.
+    const auth::Principal& p = caller.principal;
+    caller.checked = true;
+    if (!p.is_admin || p.token_project) {
+      std::vector<std::string> visible;
+      for (const auto& [project, role] : p.projects) {
+        if (auth::authorize(p, auth::Permission::kReadJobs, {project, ""}) ==
+            auth::Decision::kAllow) {
+          visible.push_back(project);
+        }
+      }
+      if (p.is_admin && p.token_project) visible = {*p.token_project};
+      q.within_projects = std::move(visible);
+    }
+  }
   auto limit = queryInt(req, "limit", 100, 1, 1000);
   if (!limit.isOk()) return writeError(res, limit.status());
   auto before = queryInt(req, "before", 0, 0, INT64_MAX);
@@ -319,18 +393,16 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res) {
   writeJson(res, 200, out);
 }
 
-void ApiServer::getJob(const httplib::Request& req, httplib::Response& res) {
-  auto id = pathId(req);
-  if (!id.isOk()) return writeError(res, id.status());
-  auto job = store_.getJob(*id);
+void ApiServer::getJob(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  auto job = visibleJob(req, caller, auth::Permission::kReadJobs);
   if (!job.isOk()) return writeError(res, job.status());
   Json out = jobToJson(*job);
   if (job->attempts > 0) {
-    auto attempts = store_.attempts(*id);
+    auto attempts = store_.attempts(job->id);
     if (attempts.isOk() && !attempts->empty()) out["attempt"] = attemptToJson(attempts->back());
   }
   if (job->state == JobState::kPending) {
-    if (auto w = control_.waitInfo(*id)) {
+    if (auto w = control_.waitInfo(job->id)) {
       out["waiting"] = waitingToJson(*w);
       out["reason"] = w->message;
     }
@@ -338,49 +410,68 @@ void ApiServer::getJob(const httplib::Request& req, httplib::Response& res) {
   writeJson(res, 200, out);
 }
 
-void ApiServer::cancelJob(const httplib::Request& req, httplib::Response& res) {
-  auto id = pathId(req);
-  if (!id.isOk()) return writeError(res, id.status());
-  auto job = control_.cancel(*id, requestUser(req));
+void ApiServer::cancelJob(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  auto visible = visibleJob(req, caller, auth::Permission::kCancelJobs);
+  if (!visible.isOk()) {
+    if (visible.status().code() == StatusCode::kPermissionDenied) {
+      return writeError(res, Status::permissionDenied(
+                                 "not allowed to cancel this job: engineers cancel their own jobs, "
+                                 "project admins any job of the project"));
+    }
+    return writeError(res, visible.status());
+  }
+  auto job = control_.cancel(visible->id, caller.user());
   if (!job.isOk()) return writeError(res, job.status());
+  caller.audit_detail = "cancelled job " + std::to_string(job->id.value());
   writeJson(res, 200, jobToJson(*job));
 }
 
-void ApiServer::getEvents(const httplib::Request& req, httplib::Response& res) {
-  auto id = pathId(req);
-  if (!id.isOk()) return writeError(res, id.status());
+void ApiServer::getEvents(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  auto job = visibleJob(req, caller, auth::Permission::kReadEvents);
+  if (!job.isOk()) return writeError(res, job.status());
   auto after = queryInt(req, "after", 0, 0, INT64_MAX);
   if (!after.isOk()) return writeError(res, after.status());
-  auto job = store_.getJob(*id);
-  if (!job.isOk()) return writeError(res, job.status());
-  auto events = store_.events(*id, *after);
+  auto events = store_.events(job->id, *after);
   if (!events.isOk()) return writeError(res, events.status());
   Json arr = Json::array();
   for (const auto& e : *events) arr.push_back(eventToJson(e));
   writeJson(res, 200, {{"events", arr}});
 }
 
-void ApiServer::getAttempts(const httplib::Request& req, httplib::Response& res) {
-  auto id = pathId(req);
-  if (!id.isOk()) return writeError(res, id.status());
-  auto job = store_.getJob(*id);
+void ApiServer::getAttempts(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  auto job = visibleJob(req, caller, auth::Permission::kReadJobs);
   if (!job.isOk()) return writeError(res, job.status());
-  auto attempts = store_.attempts(*id);
+  auto attempts = store_.attempts(job->id);
   if (!attempts.isOk()) return writeError(res, attempts.status());
   Json arr = Json::array();
   for (const auto& a : *attempts) arr.push_back(attemptToJson(a));
   writeJson(res, 200, {{"attempts", arr}});
 }
 
-void ApiServer::getNodes(const httplib::Request&, httplib::Response& res) {
+void ApiServer::getNodes(const httplib::Request&, httplib::Response& res, Caller& caller) {
+  // A GPU held by a job of a project the caller cannot read shows as used,
+  // without the job.
+  std::map<std::int64_t, bool> readable;
+  auto visible = [&](JobId id) {
+    auto [it, fresh] = readable.try_emplace(id.value(), false);
+    if (fresh) {
+      auto job = store_.getJob(id);
+      it->second =
+          job.isOk() && auth::authorize(caller.principal, auth::Permission::kReadJobs,
+                                        {job->spec.project, job->user}) == auth::Decision::kAllow;
+    }
+    return it->second;
+  };
   Json nodes = Json::array();
   for (const auto& n : control_.nodes()) {
     Json gpus = Json::array();
     for (const auto& g : n.gpus) {
       Json j = gpuToJson(g.gpu);
-      j["job"] = g.holders.empty() ? Json(nullptr) : Json(g.holders[0].value());
       Json jobs = Json::array();
-      for (JobId h : g.holders) jobs.push_back(h.value());
+      for (JobId h : g.holders) {
+        if (visible(h)) jobs.push_back(h.value());
+      }
+      j["job"] = jobs.empty() ? Json(nullptr) : jobs[0];
       j["jobs"] = jobs;
       j["used"] = Quantity::fromMilli(g.used_milli).toString();
       gpus.push_back(j);
@@ -408,7 +499,7 @@ Json resourceAmount(const std::string& resource, std::int64_t amount) {
 
 }  // namespace
 
-void ApiServer::getQueues(const httplib::Request&, httplib::Response& res) {
+void ApiServer::getQueues(const httplib::Request&, httplib::Response& res, Caller&) {
   Json queues = Json::array();
   for (const auto& q : control_.queues()) {
     Json resources = Json::array();
@@ -431,11 +522,10 @@ void ApiServer::getQueues(const httplib::Request&, httplib::Response& res) {
   writeJson(res, 200, {{"queues", queues}});
 }
 
-void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
-  auto id = pathId(req);
-  if (!id.isOk()) return writeError(res, id.status());
-  auto job = store_.getJob(*id);
+void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  auto job = visibleJob(req, caller, auth::Permission::kReadLogs);
   if (!job.isOk()) return writeError(res, job.status());
+  const JobId id = job->id;
   auto follow = queryBool(req, "follow");
   if (!follow.isOk()) return writeError(res, follow.status());
   auto replica = queryInt(req, "replica", 0, 0, job->spec.replicas - 1);
@@ -445,7 +535,7 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
   bool pinned = req.has_param("attempt");
   auto attempt = queryInt(req, "attempt", job->attempts, 1, std::max(1, job->attempts));
   if (!attempt.isOk()) {
-    return writeError(res, Status::notFound("job " + std::to_string(id->value()) + " has " +
+    return writeError(res, Status::notFound("job " + std::to_string(id.value()) + " has " +
                                             std::to_string(job->attempts) + " attempts"));
   }
   const int r = static_cast<int>(*replica);
@@ -456,7 +546,7 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res) {
                 tail_lines < 0 ? (64u << 20) : (4u << 20));
     return text.isOk() ? *text : "";
   };
-  AttemptKey key{*id, static_cast<int>(*attempt)};
+  AttemptKey key{id, static_cast<int>(*attempt)};
   if (!*follow) {
     res.status = 200;
     res.set_content(initial(key, *tail), "text/plain; charset=utf-8");

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "api/control_plane.h"
+#include "api/gateway.h"
 #include "api/routes.h"
+#include "common/clock.h"
 #include "exec/run_layout.h"
 #include "store/store.h"
 
@@ -21,39 +23,60 @@ struct ApiOptions {
   std::size_t max_body_bytes = 1 << 20;
   int worker_threads = 64;  // follow streams hold a worker each
   int log_poll_ms = 50;     // how often a follow stream looks for new bytes
+  // A client that sends or reads nothing for this long is cut off, so a
+  // slow client cannot hold a worker.
+  DurationMs request_timeout = 30'000;
+  // Keep-alive connections idle this long are closed.
+  DurationMs idle_timeout = 5'000;
+  // PEM files; both set: HTTPS only.
+  std::string tls_cert;
+  std::string tls_key;
+  GatewayOptions gateway;
 };
 
 class ApiServer {
  public:
-  ApiServer(Store& store, ControlPlane& control, RunLayout layout, ApiOptions options);
+  ApiServer(Store& store, ControlPlane& control, RunLayout layout, const Clock& clock,
+            ApiOptions options);
   ~ApiServer();
 
   // Binds host:port (port 0: any free port) and returns the bound port.
+  // Fails without binding when a route declares no access or the TLS files
+  // cannot be used.
   Result<int> bind(const std::string& host, int port);
   // Serves until stop(); call after bind(). Blocks.
   void serve();
   void stop();
 
-  // The documentation of every route, in registration order.
-  std::vector<RouteDoc> routeDocs() const;
+  // Every route with its documentation and access declaration, in
+  // registration order.
+  const std::vector<Route>& routes() const { return routes_; }
+  bool tls() const { return !options_.tls_cert.empty(); }
 
  private:
   void addRoutes();
-  void getJobs(const httplib::Request& req, httplib::Response& res);
-  void postJob(const httplib::Request& req, httplib::Response& res);
-  void getJob(const httplib::Request& req, httplib::Response& res);
-  void cancelJob(const httplib::Request& req, httplib::Response& res);
-  void getEvents(const httplib::Request& req, httplib::Response& res);
-  void getAttempts(const httplib::Request& req, httplib::Response& res);
-  void getLogs(const httplib::Request& req, httplib::Response& res);
-  void getNodes(const httplib::Request& req, httplib::Response& res);
-  void getQueues(const httplib::Request& req, httplib::Response& res);
+  void setUpHttp();
+  void getJobs(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void postJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void cancelJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getEvents(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getAttempts(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getNodes(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getQueues(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  // The job at the route's {id} if the caller holds `permission` on it;
+  // NotFound when it is missing or in a project the caller cannot read.
+  Result<Job> visibleJob(const httplib::Request& req, Caller& caller, auth::Permission permission);
 
   Store& store_;
   ControlPlane& control_;
   RunLayout layout_;
+  const Clock& clock_;
   ApiOptions options_;
+  Gateway gateway_;
   std::vector<Route> routes_;
+  Status setup_;  // why the server cannot start; Ok normally
   std::unique_ptr<httplib::Server> http_;
   // Set by stop(): follow streams end so the worker threads can be joined.
   std::atomic<bool> stopping_{false};

@@ -2,20 +2,6 @@
 
 namespace ty {
 
-std::string routeRegex(const std::string& path) {
-  std::string out;
-  for (size_t i = 0; i < path.size(); ++i) {
-    size_t close = path[i] == '{' ? path.find('}', i) : std::string::npos;
-    if (close == std::string::npos) {
-      out += path[i];
-    } else {
-      out += R"((\d+))";
-      i = close;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 std::string reasonPhrase(int status) {
@@ -24,16 +10,24 @@ std::string reasonPhrase(int status) {
       return "OK";
     case 201:
       return "Created";
+    case 204:
+      return "Done; no content";
+    case 401:
+      return "No valid credentials: send Authorization: Bearer <token>";
+    case 403:
+      return "The caller's role does not allow this";
+    case 429:
+      return "Too many requests; see Retry-After";
     case 400:
       return "Malformed or invalid request; the error names the field";
     case 404:
-      return "No such job";
+      return "No such resource, or one in a project the caller cannot see";
     case 409:
-      return "Conflicts with the job's state";
+      return "Conflicts with the resource's state";
     case 413:
       return "Request body too large";
     case 422:
-      return "The job can never run on this cluster";
+      return "The job can never run on this cluster or within its quota";
     case 503:
       return "Not ready";
     default:
@@ -55,9 +49,10 @@ Json errorSchema() {
 
 }  // namespace
 
-Json openApiDocument(const std::vector<RouteDoc>& routes) {
+Json openApiDocument(const std::vector<Route>& routes) {
   Json paths = Json::object();
-  for (const auto& r : routes) {
+  for (const auto& route : routes) {
+    const RouteDoc& r = route.doc;
     Json op;
     op["summary"] = r.summary;
     op["operationId"] = r.method + " " + r.path;
@@ -70,13 +65,21 @@ Json openApiDocument(const std::vector<RouteDoc>& routes) {
                         {"schema", {{"type", p.type}}}});
     }
     if (!params.empty()) op["parameters"] = params;
+    // Who may call it: no credentials, or a token or session and the
+    // permission the gateway checks (x-permission).
+    if (route.access.kind == Access::Kind::kPublic) {
+      op["security"] = Json::array();
+    } else {
+      op["x-permission"] = auth::permissionName(route.access.permission);
+    }
+    bool job_spec = r.method == "POST" && r.path == "/api/v1/jobs";
     if (!r.request_body.empty()) {
+      Json schema =
+          job_spec ? Json{{"$ref", "#/components/schemas/JobSpec"}} : Json{{"type", "object"}};
+      Json content = {{"application/json", {{"schema", schema}}}};
+      if (job_spec) content["application/yaml"] = {{"schema", schema}};
       op["requestBody"] = {
-          {"required", true},
-          {"description", r.request_body},
-          {"content",
-           {{"application/json", {{"schema", {{"$ref", "#/components/schemas/JobSpec"}}}}},
-            {"application/yaml", {{"schema", {{"$ref", "#/components/schemas/JobSpec"}}}}}}}};
+          {"required", true}, {"description", r.request_body}, {"content", content}};
     }
     Json responses = Json::object();
     for (int s : r.responses) {
@@ -84,7 +87,7 @@ Json openApiDocument(const std::vector<RouteDoc>& routes) {
       if (s >= 400) {
         resp["content"] = {
             {"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}};
-      } else {
+      } else if (s != 204) {
         resp["content"] = {
             {r.content_type,
              {{"schema", {{"type", r.content_type == "text/plain" ? "string" : "object"}}}}}};
@@ -129,7 +132,12 @@ Json openApiDocument(const std::vector<RouteDoc>& routes) {
             {"version", "v1"},
             {"description", "Submit, watch and cancel GPU training jobs."}}},
           {"paths", paths},
-          {"components", {{"schemas", {{"JobSpec", spec_schema}, {"Error", errorSchema()}}}}}};
+          {"security", {{{"bearer", Json::array()}}, {{"session", Json::array()}}}},
+          {"components",
+           {{"schemas", {{"JobSpec", spec_schema}, {"Error", errorSchema()}}},
+            {"securitySchemes",
+             {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}},
+              {"session", {{"type", "apiKey"}, {"in", "cookie"}, {"name", "ty_session"}}}}}}}};
 }
 
 }  // namespace ty

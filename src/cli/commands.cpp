@@ -7,81 +7,18 @@
 #include <sstream>
 
 #include "cli/client.h"
+#include "cli/command_support.h"
+#include "cli/identity_commands.h"
 #include "cli/table.h"
 #include "codec/job_codec.h"
 
 namespace ty {
 namespace {
 
-// Percent-encodes a query value.
-std::string queryEncode(const std::string& v) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : v) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-struct Globals {
-  std::string server;
-  std::string output = "table";
-};
-
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-[[noreturn]] void fail(const Status& s) {
-  std::string msg = s.message();
-  std::cerr << "error: " << (s.field().empty() ? "" : s.field() + ": ") << msg << "\n";
-  std::exit(s.code() == StatusCode::kInvalidArgument && s.field().rfind("--", 0) == 0 ? 2 : 1);
-}
-
-// A mistake in how the command was called, found before asking the server:
-// exit code 2, like the usage errors the flag parser reports.
-[[noreturn]] void usageError(const std::string& what, const std::string& message) {
-  std::cerr << "error: " << what << ": " << message << "\n";
-  std::exit(2);
-}
-
-template <typename T>
-T orFail(Result<T> r) {
-  if (!r.isOk()) fail(r.status());
-  return std::move(r).value();
-}
-
-// Prints JSON/YAML when asked; returns false when the caller should print
-// its table instead.
-bool printStructured(const Globals& g, const Json& j) {
-  if (g.output == "json") {
-    std::cout << j.dump(2) << "\n";
-    return true;
-  }
-  if (g.output == "yaml") {
-    std::cout << jsonToYaml(j);
-    return true;
-  }
-  return false;
-}
-
-std::string str(const Json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return "-";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
-std::string jobPath(const std::string& id) {
+std::string jobPath(const Globals& g, const std::string& id) {
   for (char c : id) {
     if (!std::isdigit(static_cast<unsigned char>(c))) {
-      usageError("JOB", "job ids are numbers such as 42 (got \"" + id + "\")");
+      usageError(g, "JOB", "job ids are numbers such as 42 (got \"" + id + "\")");
     }
   }
   return "/api/v1/jobs/" + id;
@@ -158,13 +95,14 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
                   "Makes the submission safe to resend: the same key returns the same job");
   cmd->add_option("command", o->command, "Program and arguments, after --");
   cmd->callback([g, o, prio] {
+    std::ostream& out = *g->io.out;
     Json spec = Json::object();
     if (!o->file.empty()) {
       std::ifstream in(o->file);
       std::stringstream text;
       text << in.rdbuf();
-      spec = orFail(parseBody(text.str(), /*yaml=*/true));
-      if (!spec.is_object()) fail(Status::invalidArgument("must hold a job spec map", o->file));
+      spec = orFail(*g, parseBody(text.str(), /*yaml=*/true));
+      if (!spec.is_object()) fail(*g, Status::invalidArgument("must hold a job spec map", o->file));
     }
     if (!o->name.empty()) spec["name"] = o->name;
     if (!o->project.empty()) spec["project"] = o->project;
@@ -177,8 +115,8 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
     for (const auto& kv : o->node_selector) {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        fail(
-            Status::invalidArgument("must be LABEL=value (got \"" + kv + "\")", "--node-selector"));
+        fail(*g, Status::invalidArgument("must be LABEL=value (got \"" + kv + "\")",
+                                         "--node-selector"));
       }
       spec["node_selector"][kv.substr(0, eq)] = kv.substr(eq + 1);
     }
@@ -200,22 +138,22 @@ void addSubmit(CLI::App& app, std::shared_ptr<Globals> g) {
     for (const auto& kv : o->env) {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        fail(Status::invalidArgument("must be NAME=value (got \"" + kv + "\")", "--env"));
+        fail(*g, Status::invalidArgument("must be NAME=value (got \"" + kv + "\")", "--env"));
       }
       spec["env"][kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     if (!spec.contains("command") && !spec.contains("script")) {
-      usageError("command",
+      usageError(*g, "command",
                  "nothing to run: give a command after -- (trainyard submit -- python3 "
                  "train.py), --script, or -f job.yaml");
     }
-    ApiClient client(serverUrl(g->server));
+    auto client = connect(*g);
     std::map<std::string, std::string> headers;
     if (!o->idempotency_key.empty()) headers["Idempotency-Key"] = o->idempotency_key;
-    Json job = orFail(client.post("/api/v1/jobs", spec.dump(), "application/json", headers));
+    Json job = orFail(*g, client->post("/api/v1/jobs", spec.dump(), "application/json", headers));
     if (printStructured(*g, job)) return;
-    std::cout << "Submitted job " << job["id"].get<std::int64_t>() << " (" << str(job, "name")
-              << "), " << str(job, "state") << "\n";
+    out << "Submitted job " << job["id"].get<std::int64_t>() << " (" << str(job, "name") << "), "
+        << str(job, "state") << "\n";
   });
 }
 
@@ -232,6 +170,7 @@ void addJobs(CLI::App& app, std::shared_ptr<Globals> g) {
   cmd->add_option("--user", o->user, "Only this user's jobs");
   cmd->add_option("--limit", o->limit, "At most this many")->check(CLI::Range(1, 1000));
   cmd->callback([g, o] {
+    std::ostream& out = *g->io.out;
     std::string q = "/api/v1/jobs?limit=" + std::to_string(o->limit);
     auto add = [&](const char* k, const std::string& v) {
       if (!v.empty()) q += std::string("&") + k + "=" + queryEncode(v);
@@ -239,8 +178,8 @@ void addJobs(CLI::App& app, std::shared_ptr<Globals> g) {
     add("state", o->state);
     add("project", o->project);
     add("user", o->user);
-    ApiClient client(serverUrl(g->server));
-    Json page = orFail(client.get(q));
+    auto client = connect(*g);
+    Json page = orFail(*g, client->get(q));
     if (printStructured(*g, page)) return;
     Table t({"ID", "NAME", "PROJECT", "USER", "STATE", "GPUS", "AGE", "REASON"});
     std::int64_t now = nowMs();
@@ -250,7 +189,7 @@ void addJobs(CLI::App& app, std::shared_ptr<Globals> g) {
       t.add({str(j, "id"), str(j, "name"), str(j, "project"), str(j, "user"), str(j, "state"),
              gpusOf(j), ago(now, j.value("created_at", std::int64_t{0})), reason});
     }
-    t.print(std::cout);
+    t.print(out);
   });
 }
 
@@ -259,65 +198,66 @@ void addDescribe(CLI::App& app, std::shared_ptr<Globals> g) {
   CLI::App* cmd = app.add_subcommand("describe", "A job's spec, state, placement and events");
   cmd->add_option("JOB", *id, "Job id")->required();
   cmd->callback([g, id] {
-    ApiClient client(serverUrl(g->server));
-    Json job = orFail(client.get(jobPath(*id)));
-    Json events = orFail(client.get(jobPath(*id) + "/events"));
+    std::ostream& out = *g->io.out;
+    auto client = connect(*g);
+    Json job = orFail(*g, client->get(jobPath(*g, *id)));
+    Json events = orFail(*g, client->get(jobPath(*g, *id) + "/events"));
     if (g->output != "table") {
       job["events"] = events["events"];
       printStructured(*g, job);
       return;
     }
     const Json& spec = job["spec"];
-    std::cout << "Job:        " << str(job, "id") << " (" << str(job, "name") << ")\n"
-              << "Project:    " << str(job, "project") << "\n"
-              << "User:       " << str(job, "user") << "\n"
-              << "State:      " << str(job, "state") << "\n";
+    out << "Job:        " << str(job, "id") << " (" << str(job, "name") << ")\n"
+        << "Project:    " << str(job, "project") << "\n"
+        << "User:       " << str(job, "user") << "\n"
+        << "State:      " << str(job, "state") << "\n";
     if (!str(job, "reason").empty() && str(job, "reason") != "-") {
-      std::cout << "Reason:     " << str(job, "reason") << "\n";
+      out << "Reason:     " << str(job, "reason") << "\n";
     }
     if (job.contains("waiting")) {
       const Json& w = job["waiting"];
-      std::cout << "Queue:      " << str(w, "queue") << ", position " << w["position"] << "\n";
-      std::cout << "Starts:     " << startEstimate(w) << "\n";
+      out << "Queue:      " << str(w, "queue") << ", position " << w["position"] << "\n";
+      out << "Starts:     " << startEstimate(w) << "\n";
     }
     if (spec.contains("command")) {
       std::string cmdline;
       for (const auto& a : spec["command"])
         cmdline += (cmdline.empty() ? "" : " ") + a.get<std::string>();
-      std::cout << "Command:    " << cmdline << "\n";
+      out << "Command:    " << cmdline << "\n";
     } else {
-      std::cout << "Script:     " << str(spec, "script") << "\n";
+      out << "Script:     " << str(spec, "script") << "\n";
     }
-    if (spec.contains("image")) std::cout << "Image:      " << str(spec, "image") << "\n";
-    std::cout << "Resources:  " << gpusOf(job) << " GPU(s)";
+    if (spec.contains("image")) out << "Image:      " << str(spec, "image") << "\n";
+    out << "Resources:  " << gpusOf(job) << " GPU(s)";
     const Json& r = spec["resources"];
-    if (r.contains("cpus")) std::cout << ", " << str(r, "cpus") << " CPUs";
-    if (r.contains("memory")) std::cout << ", " << str(r, "memory") << " memory";
-    std::cout << "\nPriority:   " << str(spec, "priority") << "\n";
-    std::cout << "Attempts:   " << str(job, "attempts") << "\n";
+    if (r.contains("cpus")) out << ", " << str(r, "cpus") << " CPUs";
+    if (r.contains("memory")) out << ", " << str(r, "memory") << " memory";
+    out << "\nPriority:   " << str(spec, "priority") << "\n";
+    out << "Attempts:   " << str(job, "attempts") << "\n";
     if (job.contains("attempt")) {
       const Json& a = job["attempt"];
       int i = 0;
       for (const auto& rep : a["replicas"]) {
         std::string gpus;
         for (const auto& x : rep["gpus"]) gpus += (gpus.empty() ? "" : ",") + x.dump();
-        std::cout << "Placement:  replica " << i << " on " << rep["node"].get<std::string>()
-                  << (gpus.empty() ? "" : ", GPUs " + gpus);
+        out << "Placement:  replica " << i << " on " << rep["node"].get<std::string>()
+            << (gpus.empty() ? "" : ", GPUs " + gpus);
         if (i < static_cast<int>(a["pids"].size()) && a["pids"][i].get<std::int64_t>() > 0) {
-          std::cout << ", pid " << a["pids"][i];
+          out << ", pid " << a["pids"][i];
         }
-        std::cout << "\n";
+        out << "\n";
         ++i;
       }
     }
-    if (!job["exit_code"].is_null()) std::cout << "Exit code:  " << job["exit_code"] << "\n";
-    std::cout << "\nEvents:\n";
+    if (!job["exit_code"].is_null()) out << "Exit code:  " << job["exit_code"] << "\n";
+    out << "\nEvents:\n";
     Table t({"  TIME", "REASON", "MESSAGE"});
     for (const auto& e : events["events"]) {
       t.add({"  " + formatTimestamp(e["time"].get<std::int64_t>()), str(e, "reason"),
              str(e, "message")});
     }
-    t.print(std::cout);
+    t.print(out);
   });
 }
 
@@ -338,16 +278,17 @@ void addLogs(CLI::App& app, std::shared_ptr<Globals> g) {
   cmd->add_option("--attempt", o->attempt, "Attempt number (default: latest)")
       ->check(CLI::PositiveNumber);
   cmd->callback([g, o] {
-    std::string q = jobPath(o->id) + "/logs?replica=" + std::to_string(o->replica);
+    std::ostream& out = *g->io.out;
+    std::string q = jobPath(*g, o->id) + "/logs?replica=" + std::to_string(o->replica);
     if (o->follow) q += "&follow=true";
     if (o->tail >= 0) q += "&tail=" + std::to_string(o->tail);
     if (o->attempt > 0) q += "&attempt=" + std::to_string(o->attempt);
-    ApiClient client(serverUrl(g->server));
-    Status st = client.stream(q, [](const char* d, size_t n) {
-      std::cout.write(d, static_cast<std::streamsize>(n));
-      std::cout.flush();
+    auto client = connect(*g);
+    Status st = client->stream(q, [&out](const char* d, size_t n) {
+      out.write(d, static_cast<std::streamsize>(n));
+      out.flush();
     });
-    if (!st.isOk()) fail(st);
+    if (!st.isOk()) fail(*g, st);
   });
 }
 
@@ -357,14 +298,14 @@ void addCancel(CLI::App& app, std::shared_ptr<Globals> g) {
       app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL after its grace period)");
   cmd->add_option("JOB", *id, "Job id")->required();
   cmd->callback([g, id] {
-    ApiClient client(serverUrl(g->server));
-    Json job = orFail(client.post(jobPath(*id) + "/cancel", ""));
+    std::ostream& out = *g->io.out;
+    auto client = connect(*g);
+    Json job = orFail(*g, client->post(jobPath(*g, *id) + "/cancel", ""));
     if (printStructured(*g, job)) return;
-    std::cout << "Job " << str(job, "id") << ": "
-              << (str(job, "state") == "cancelled"
-                      ? "cancelled"
-                      : "cancel requested (" + str(job, "reason") + ")")
-              << "\n";
+    out << "Job " << str(job, "id") << ": "
+        << (str(job, "state") == "cancelled" ? "cancelled"
+                                             : "cancel requested (" + str(job, "reason") + ")")
+        << "\n";
   });
 }
 
@@ -374,9 +315,10 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
       "queue", "Queues with quota and usage, then waiting jobs in the order they will start");
   cmd->add_option("QUEUE", *only, "Only this queue");
   cmd->callback([g, only] {
-    ApiClient client(serverUrl(g->server));
-    Json queues = orFail(client.get("/api/v1/queues"));
-    Json pending = orFail(client.get("/api/v1/jobs?state=pending&limit=1000"));
+    std::ostream& out = *g->io.out;
+    auto client = connect(*g);
+    Json queues = orFail(*g, client->get("/api/v1/queues"));
+    Json pending = orFail(*g, client->get("/api/v1/jobs?state=pending&limit=1000"));
     std::vector<Json> waiting;
     for (const auto& j : pending["jobs"]) {
       if (!j.contains("waiting")) continue;
@@ -390,11 +332,11 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
       return wa.value("position", 0) < wb.value("position", 0);
     });
     if (g->output != "table") {
-      Json out = {{"queues", Json::array()}, {"waiting", waiting}};
+      Json structured = {{"queues", Json::array()}, {"waiting", waiting}};
       for (const auto& q : queues["queues"]) {
-        if (only->empty() || str(q, "name") == *only) out["queues"].push_back(q);
+        if (only->empty() || str(q, "name") == *only) structured["queues"].push_back(q);
       }
-      printStructured(*g, out);
+      printStructured(*g, structured);
       return;
     }
     Table qt({"QUEUE", "COHORT", "WEIGHT", "RESOURCE", "USED", "NOMINAL", "BORROW LIMIT", "RUNNING",
@@ -414,8 +356,8 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
                 str(q, "running"), str(q, "pending")});
       }
     }
-    qt.print(std::cout);
-    std::cout << "\n";
+    qt.print(out);
+    out << "\n";
     Table t({"QUEUE", "POS", "ID", "NAME", "USER", "PRIO", "GPUS", "STARTS", "REASON"});
     for (const auto& j : waiting) {
       const Json& w = j["waiting"];
@@ -423,9 +365,9 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
              str(j["spec"], "priority"), gpusOf(j), startEstimate(w), str(w, "message")});
     }
     if (waiting.empty()) {
-      std::cout << "No jobs are waiting.\n";
+      out << "No jobs are waiting.\n";
     } else {
-      t.print(std::cout);
+      t.print(out);
     }
   });
 }
@@ -433,8 +375,9 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
 void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {
   CLI::App* cmd = app.add_subcommand("nodes", "Nodes, their GPUs, and which job holds each");
   cmd->callback([g] {
-    ApiClient client(serverUrl(g->server));
-    Json nodes = orFail(client.get("/api/v1/nodes"));
+    std::ostream& out = *g->io.out;
+    auto client = connect(*g);
+    Json nodes = orFail(*g, client->get("/api/v1/nodes"));
     if (printStructured(*g, nodes)) return;
     Table t({"NODE", "GPU", "MODEL", "MEMORY", "UUID", "JOB"});
     for (const auto& n : nodes["nodes"]) {
@@ -444,16 +387,21 @@ void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {
                str(gpu, "uuid"), str(gpu, "job")});
       }
     }
-    t.print(std::cout);
+    t.print(out);
   });
 }
 
 }  // namespace
 
-void addClientCommands(CLI::App& app) {
+void addClientCommands(CLI::App& app, CliIo io) {
   auto g = std::make_shared<Globals>();
+  g->io = std::move(io);
   app.add_option("--server", g->server,
-                 "Server URL (default $TRAINYARD_SERVER or http://127.0.0.1:8080)");
+                 "Server URL (default $TRAINYARD_SERVER, else the one given to `trainyard "
+                 "login`, else http://127.0.0.1:8080)");
+  app.add_option("--ca-cert", g->ca_cert,
+                 "PEM file of the CA that signed an https:// server's certificate (default "
+                 "$TRAINYARD_CA_CERT, else the one given to `trainyard login`)");
   app.add_option("-o,--output", g->output, "Output: table, json or yaml")
       ->check(CLI::IsMember({"table", "json", "yaml"}));
   addSubmit(app, g);
@@ -463,6 +411,38 @@ void addClientCommands(CLI::App& app) {
   addCancel(app, g);
   addNodes(app, g);
   addQueue(app, g);
+  addIdentityCommands(app, g);
+}
+
+void addClientCommands(CLI::App& app) { addClientCommands(app, processIo()); }
+
+namespace {
+
+// Thrown by the test CliIo's exit hook to unwind out of a failed command.
+struct CommandExit {
+  int code;
+};
+
+}  // namespace
+
+int runClientCommand(const std::vector<std::string>& args, CliIo io) {
+  io.exit = [](int code) { throw CommandExit{code}; };
+  std::ostream& out = *io.out;
+  std::ostream& err = *io.err;
+  CLI::App app{"trainyard"};
+  app.require_subcommand(1);
+  addClientCommands(app, std::move(io));
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e, out, err);
+    return code == 0 ? 0 : 2;
+  } catch (const CommandExit& e) {
+    return e.code;
+  }
+  return 0;
 }
 
 }  // namespace ty

@@ -1,6 +1,7 @@
 #include "cli/table.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace ty {
 
@@ -28,6 +29,16 @@ std::string ago(std::int64_t now_ms, std::int64_t then_ms) {
   if (s < 3600) return std::to_string(s / 60) + "m";
   if (s < 86400) return std::to_string(s / 3600) + "h";
   return std::to_string(s / 86400) + "d";
+}
+
+std::string localTime(std::int64_t ms) {
+  if (ms <= 0) return "-";
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
 }
 
 }  // namespace ty

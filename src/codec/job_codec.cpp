@@ -205,7 +205,11 @@ Result<Json> parseBody(const std::string& body, bool yaml) {
   try {
     return Json::parse(body);
   } catch (const Json::exception& e) {
-    return Status::invalidArgument(std::string("malformed JSON: ") + e.what());
+    // The parser's message ends with the text it last read, which may be a
+    // password or a token: an error must never echo a secret.
+    std::string what = e.what();
+    if (size_t cut = what.find("; last read:"); cut != std::string::npos) what.resize(cut);
+    return Status::invalidArgument("malformed JSON: " + what);
   }
 }
 

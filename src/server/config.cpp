@@ -192,6 +192,60 @@ Status readScheduler(const Json& j, SchedulerSettings& s) {
   return r.finish();
 }
 
+// {burst: 20, per_second: 5}
+Status readRateLimit(ObjectReader& parent, const char* key, auth::TokenBucketConfig& out) {
+  const Json* j = parent.get(key);
+  if (!j) return Status::ok();
+  std::string path = std::string("api.") + key;
+  ObjectReader r(*j, path, "config");
+  TY_RETURN_IF_ERROR(r.check());
+  int burst = static_cast<int>(out.capacity);
+  TY_RETURN_IF_ERROR(r.integer("burst", burst, 1, 1'000'000));
+  out.capacity = burst;
+  if (const Json* rate = r.get("per_second")) {
+    if (!rate->is_number() || rate->get<double>() < 0.001 || rate->get<double>() > 1e6) {
+      return Status::invalidArgument("must be a number of requests per second from 0.001",
+                                     path + ".per_second");
+    }
+    out.refill_per_second = rate->get<double>();
+  }
+  TY_RETURN_IF_ERROR(r.finish());
+  if (Status st = auth::validateTokenBucket(out); !st.isOk()) {
+    return Status::invalidArgument(st.message(), path);
+  }
+  return Status::ok();
+}
+
+Status readApi(const Json& j, ApiSettings& a) {
+  ObjectReader r(j, "api", "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(readRateLimit(r, "rate_limit", a.gateway.rate_limit));
+  TY_RETURN_IF_ERROR(readRateLimit(r, "login_rate_limit", a.gateway.login_rate_limit));
+  if (const Json* lock = r.get("lockout")) {
+    ObjectReader l(*lock, "api.lockout", "config");
+    TY_RETURN_IF_ERROR(l.check());
+    TY_RETURN_IF_ERROR(l.integer("failures", a.gateway.lockout.max_failures, 1, 1000));
+    TY_RETURN_IF_ERROR(l.duration("window", a.gateway.lockout.window));
+    TY_RETURN_IF_ERROR(l.duration("duration", a.gateway.lockout.lockout));
+    TY_RETURN_IF_ERROR(l.finish());
+    if (Status st = auth::validateLoginGuard(a.gateway.lockout); !st.isOk()) {
+      return Status::invalidArgument(st.message(), "api.lockout");
+    }
+  }
+  auto positive = [&](const char* key, DurationMs& out, DurationMs min) -> Status {
+    TY_RETURN_IF_ERROR(r.duration(key, out));
+    if (out < min) {
+      return Status::invalidArgument("must be at least " + std::to_string(min / 1000) + "s",
+                                     std::string("api.") + key);
+    }
+    return Status::ok();
+  };
+  TY_RETURN_IF_ERROR(positive("request_timeout", a.request_timeout, 1000));
+  TY_RETURN_IF_ERROR(positive("idle_timeout", a.idle_timeout, 1000));
+  TY_RETURN_IF_ERROR(positive("session_ttl", a.gateway.session_ttl, 60'000));
+  return r.finish();
+}
+
 }  // namespace
 
 Status readConfig(const Json& j, ServerConfig& c) {
@@ -218,6 +272,10 @@ Status readConfig(const Json& j, ServerConfig& c) {
   TY_RETURN_IF_ERROR(r.string("container_runtime", c.container_runtime));
   TY_RETURN_IF_ERROR(r.string("container_network", c.container_network));
   TY_RETURN_IF_ERROR(r.boolean("cgroups", c.cgroups));
+  TY_RETURN_IF_ERROR(r.string("tls_cert", c.tls_cert));
+  TY_RETURN_IF_ERROR(r.string("tls_key", c.tls_key));
+  TY_RETURN_IF_ERROR(r.string("bootstrap_token_file", c.bootstrap_token_file));
+  if (const Json* api = r.get("api")) TY_RETURN_IF_ERROR(readApi(*api, c.api));
   if (const Json* sched = r.get("scheduler"))
     TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
   return r.finish();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/gateway.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/queue.h"
@@ -33,6 +34,13 @@ struct SchedulerSettings {
   JobOrder order = JobOrder::kFairShare;
 };
 
+// The `api:` section: limits and sessions of the HTTP gateway.
+struct ApiSettings {
+  GatewayOptions gateway;  // rate limits, lockout, session lifetime
+  DurationMs request_timeout = 30'000;
+  DurationMs idle_timeout = 5'000;
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./var";
@@ -51,6 +59,13 @@ struct ServerConfig {
   std::string container_runtime = "runc";
   std::string container_network = "host";
   bool cgroups = true;
+  // HTTPS: PEM certificate (chain) and key; both or neither.
+  std::string tls_cert;
+  std::string tls_key;
+  // A file whose first line is the bootstrap admin's API token; empty: one
+  // is made at the first start and written to <data_dir>/admin.token.
+  std::string bootstrap_token_file;
+  ApiSettings api;
   SchedulerSettings scheduler;
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "gpu/gpu_provider.h"
 #include "gpu/host.h"
 #include "gpu/topology.h"
+#include "server/bootstrap.h"
 #include "server/config.h"
 #include "server/job_service.h"
 
@@ -125,17 +127,48 @@ int runServer(const ServerConfig& config) {
     return 1;
   }
 
+  // The projects the configured queues serve exist from the start, so their
+  // members can be added at once.
+  std::vector<std::string> queue_projects;
+  for (const QueueConfig& q : config.scheduler.queues) {
+    if (!q.project.empty()) queue_projects.push_back(q.project);
+  }
+  auto bootstrap =
+      bootstrapAdmin(**store, clock.now(), data_dir, config.bootstrap_token_file, queue_projects);
+  if (!bootstrap.isOk()) {
+    const Status& st = bootstrap.status();
+    spdlog::error("{}{}", st.field().empty() ? "" : st.field() + ": ", st.message());
+    service.stop();
+    return 2;
+  }
+
   ApiOptions api_options;
   api_options.max_body_bytes = config.max_body_bytes;
   api_options.worker_threads = config.worker_threads;
-  ApiServer api(**store, service, RunLayout(data_dir), api_options);
+  api_options.request_timeout = config.api.request_timeout;
+  api_options.idle_timeout = config.api.idle_timeout;
+  api_options.tls_cert = config.tls_cert;
+  api_options.tls_key = config.tls_key;
+  api_options.gateway = config.api.gateway;
+  ApiServer api(**store, service, RunLayout(data_dir), clock, api_options);
   auto bound = api.bind(host, port);
   if (!bound.isOk()) {
-    spdlog::error("{}", bound.status().message());
+    const Status& st = bound.status();
+    spdlog::error("{}{}", st.field().empty() ? "" : st.field() + ": ", st.message());
     service.stop();
-    return 1;
+    return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
-  std::string url = "http://" + host + ":" + std::to_string(*bound);
+  std::string url = (api.tls() ? "https://" : "http://") + host + ":" + std::to_string(*bound);
+  if (!bootstrap->new_token.empty()) {
+    // Printed once, on stdout and not through the log, so that log files
+    // and collectors never hold it.
+    std::printf(
+        "\nCreated the admin user. Its API token (shown once; also in %s, mode 0600):\n\n  "
+        "%s\n\nSign in with: trainyard login --server %s --token $(cat %s)\n\n",
+        bootstrap->token_path.c_str(), bootstrap->new_token.c_str(), url.c_str(),
+        bootstrap->token_path.c_str());
+    std::fflush(stdout);
+  }
   (void)sys::writeFileAtomic(data_dir + "/server.url", url + "\n");
   spdlog::info("listening on {} (data in {})", url, data_dir);
 
@@ -242,6 +275,12 @@ void addServerCommand(CLI::App& app) {
   option("--node-name", &ServerConfig::node_name, "Name of this node");
   option("--container-network", &ServerConfig::container_network,
          "podman network for container jobs (host, none, ...)");
+  option("--tls-cert", &ServerConfig::tls_cert,
+         "PEM certificate (chain) to serve HTTPS with; needs --tls-key");
+  option("--tls-key", &ServerConfig::tls_key, "PEM private key of --tls-cert");
+  option("--bootstrap-token-file", &ServerConfig::bootstrap_token_file,
+         "File whose first line is the admin's API token (instead of making one at the first "
+         "start and writing it to <data-dir>/admin.token)");
   cmd->add_option("--config", *config_file, "YAML file with server settings")
       ->check(CLI::ExistingFile);
   cmd->callback([flags, config_file, overrides] {

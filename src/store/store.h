@@ -20,10 +20,19 @@
 
 namespace ty {
 
+// The message of NotFound for a missing job, the same from every store and
+// from the API for a job the caller may not see.
+inline std::string jobNotFoundMessage(JobId id) {
+  return "job " + std::to_string(id.value()) + " not found";
+}
+
 struct JobQuery {
   std::optional<JobState> state;
-  std::string project;         // empty: any
-  std::string user;            // empty: any
+  std::string project;  // empty: any
+  std::string user;     // empty: any
+  // Set: only jobs of these projects (an empty list matches nothing). How
+  // the API shows a caller only the projects they may read.
+  std::optional<std::vector<std::string>> within_projects;
   int limit = 100;             // 1..1000
   std::int64_t before_id = 0;  // page cursor: only ids below this; 0: from newest
 };

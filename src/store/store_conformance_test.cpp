@@ -530,6 +530,14 @@ TYPED_TEST(StoreConformanceTest, ListFilters) {
   q.project = "nowhere";
   EXPECT_TRUE(this->listIds(q).empty());
 
+  // Within a set of projects: what a caller who may read only those sees.
+  q = JobQuery{};
+  q.within_projects = std::vector<std::string>{"vision", "nowhere"};
+  q.user = "bob";
+  EXPECT_EQ(this->listIds(q), ids({b2}));
+  q.within_projects = std::vector<std::string>{};
+  EXPECT_TRUE(this->listIds(q).empty());
+
   // Paging through a filter.
   q = JobQuery{};
   q.project = "vision";

@@ -9,10 +9,18 @@ namespace {
 
 class CliTest : public E2eTest {
  protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (HasFatalFailure()) return;
+    // Jobs belong to the signed-in user, so the tour signs in as one.
+    tourist_token_ = userToken("tourist", "default", "engineer");
+    ASSERT_FALSE(tourist_token_.empty());
+  }
   ProcResult cli(std::vector<std::string> args) {
     args.insert(args.begin(), {"--server", server_->url()});
-    return runCli(args, {{"USER", "tourist"}});
+    return runCli(args, cliEnv(tourist_token_));
   }
+  std::string tourist_token_;
 };
 
 std::string show(const ProcResult& r) {
@@ -90,7 +98,7 @@ TEST_F(CliTest, UnreachableServerExits1WithOneLine) {
   // A port nothing listens on: bind one, then close it.
   server_->kill();
   std::string dead_url = server_->url();
-  ProcResult r = runCli({"--server", dead_url, "jobs"});
+  ProcResult r = runCli({"--server", dead_url, "jobs"}, cliEnv());
   EXPECT_EQ(r.exit_code, 1) << show(r);
   EXPECT_TRUE(r.out.empty()) << show(r);
   ASSERT_FALSE(r.err.empty());
@@ -98,7 +106,9 @@ TEST_F(CliTest, UnreachableServerExits1WithOneLine) {
   EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find(dead_url), std::string::npos) << r.err;
 
-  r = runCli({"jobs"}, {{"TRAINYARD_SERVER", dead_url}});
+  auto env = cliEnv();
+  env["TRAINYARD_SERVER"] = dead_url;
+  r = runCli({"jobs"}, env);
   EXPECT_EQ(r.exit_code, 1) << show(r);
 }
 

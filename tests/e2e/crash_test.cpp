@@ -15,7 +15,17 @@
 namespace ty::e2e {
 namespace {
 
-class CrashTest : public E2eTest {};
+class CrashTest : public E2eTest {
+ protected:
+  // The submit burst sends far more than a well-behaved client would: the
+  // per-token rate limit is lifted so that only crash safety is measured.
+  std::vector<std::string> serverArgs() const override {
+    writeFile(tmp_.sub("config.yaml"), "api:\n  rate_limit: {burst: 100000, per_second: 100000}\n");
+    std::vector<std::string> args = E2eTest::serverArgs();
+    args.insert(args.end(), {"--config", tmp_.sub("config.yaml")});
+    return args;
+  }
+};
 
 TEST_F(CrashTest, RunningJobIsAdoptedAfterKill9AndEndsWithCompleteLog) {
   const std::string pid_file = tmp_.sub("shell.pid");
@@ -137,8 +147,9 @@ TEST_F(CrashTest, GracefulStopWithAnOpenFollowStream) {
   std::atomic<bool> cut{false};
   std::mutex mu;
   std::string received;
-  std::thread follower([&, url = server_->url()] {
+  std::thread follower([&, url = server_->url(), token = server_->adminToken()] {
     httplib::Client c(url);
+    c.set_bearer_token_auth(token);
     c.set_read_timeout(30, 0);
     auto res = c.Get("/api/v1/jobs/" + std::to_string(id) + "/logs?follow=true",
                      [&](const char* d, size_t n) {
@@ -192,6 +203,8 @@ TEST_F(CrashTest, SubmitBurstSurvivesKill9) {
   std::vector<std::string> rejected;         // a 4xx/5xx answer
   std::atomic<int> ok_count{0};
   std::atomic<int> next{0};
+  // Jobs go into an existing project only.
+  ASSERT_TRUE(ensureProject(api(), "burst"));
 
   auto worker = [&] {
     while (true) {
@@ -212,8 +225,9 @@ TEST_F(CrashTest, SubmitBurstSurvivesKill9) {
         }
         // Resending is safe: the key makes the server return the job it
         // stored the first time (200) instead of storing another.
-        HttpResult r = Api(u).post("/api/v1/jobs", spec.dump(), "application/json",
-                                   {{"Idempotency-Key", name}});
+        HttpResult r =
+            Api(u, server_->adminToken())
+                .post("/api/v1/jobs", spec.dump(), "application/json", {{"Idempotency-Key", name}});
         if (r.status == 201 || r.status == 200) {
           std::lock_guard lock(mu);
           accepted.insert(r.json["id"].get<std::int64_t>());

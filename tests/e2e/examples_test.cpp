@@ -38,6 +38,8 @@ TEST_F(ExamplesTest, TrainCpuCheckpointsOnCancelAndResumes) {
   setArg(spec, "--steps", "60");
   setArg(spec, "--step-seconds", "0.05");
   setArg(spec, "--checkpoint-every", "10");
+  // The example names its project; jobs go into an existing project only.
+  ASSERT_TRUE(ensureProject(api(), spec.value("project", "default")));
 
   std::int64_t first = api().submit(spec);
   ASSERT_GT(first, 0);

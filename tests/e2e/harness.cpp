@@ -1,12 +1,18 @@
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -114,9 +120,12 @@ bool waitFor(const std::function<bool()>& pred, Millis deadline, Millis every) {
 }
 
 ProcResult runProcess(const std::vector<std::string>& argv,
-                      const std::map<std::string, std::string>& env, Millis timeout) {
+                      const std::map<std::string, std::string>& env, Millis timeout,
+                      const std::optional<std::string>& input) {
   ProcResult result;
   ExecArgs args(argv, env);
+  int in_pipe[2] = {-1, -1};
+  if (input && ::pipe2(in_pipe, O_CLOEXEC) != 0) return result;
   int out_pipe[2];
   int err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return result;
@@ -128,7 +137,7 @@ ProcResult runProcess(const std::vector<std::string>& argv,
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::dup2(devnull, 0);
+    ::dup2(input ? in_pipe[0] : devnull, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::execve(args.argv[0], args.argv.data(), args.envp.data());
@@ -137,6 +146,21 @@ ProcResult runProcess(const std::vector<std::string>& argv,
   ::close(devnull);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  if (input) {
+    // A child that exits without reading its input must fail the write,
+    // not kill the test with SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
+    ::close(in_pipe[0]);
+    // Small inputs fit in the pipe: written whole, then the end of input.
+    size_t done = 0;
+    while (pid > 0 && done < input->size()) {
+      ssize_t n = ::write(in_pipe[1], input->data() + done, input->size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the child is gone or stopped reading
+      done += static_cast<size_t>(n);
+    }
+    ::close(in_pipe[1]);
+  }
   if (pid < 0) {
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
@@ -182,13 +206,49 @@ ProcResult runProcess(const std::vector<std::string>& argv,
 }
 
 ProcResult runCli(const std::vector<std::string>& args,
-                  const std::map<std::string, std::string>& env, Millis timeout) {
+                  const std::map<std::string, std::string>& env, Millis timeout,
+                  const std::optional<std::string>& input) {
   std::vector<std::string> argv = {trainyardBin()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return runProcess(argv, env, timeout);
+  return runProcess(argv, env, timeout, input);
 }
 
 // ---- Api ----
+
+std::string HttpResult::header(const std::string& name) const {
+  auto it = headers.find(name);  // httplib::Headers compares names case-insensitively
+  return it == headers.end() ? "" : it->second;
+}
+
+std::string HttpResult::errorCode() const {
+  if (!json.is_object() || !json.contains("error") || !json["error"].is_object()) return "";
+  return json["error"].value("code", "");
+}
+
+std::string newApiToken() {
+  unsigned char bytes[32] = {};
+  {
+    std::ifstream in("/dev/urandom", std::ios::binary);
+    in.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+    if (!in) ADD_FAILURE() << "cannot read /dev/urandom";
+  }
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out = "ty_";
+  // Unpadded base64url: 32 bytes are 256 bits, 43 characters of 6 bits.
+  unsigned bits = 0;
+  int nbits = 0;
+  for (unsigned char b : bytes) {
+    bits = (bits << 8) | b;
+    nbits += 8;
+    while (nbits >= 6) {
+      nbits -= 6;
+      out += kAlphabet[(bits >> nbits) & 63];
+    }
+  }
+  if (nbits > 0) out += kAlphabet[(bits << (6 - nbits)) & 63];
+  return out;
+}
 
 namespace {
 
@@ -201,41 +261,50 @@ HttpResult toResult(const httplib::Result& res) {
   out.status = res->status;
   out.body = res->body;
   out.json = Json::parse(res->body, nullptr, false);
+  out.headers = res->headers;
   return out;
 }
 
-std::unique_ptr<httplib::Client> client(const std::string& url) {
+std::unique_ptr<httplib::Client> client(const std::string& url, const std::string& ca_cert) {
   auto c = std::make_unique<httplib::Client>(url);
   c->set_tcp_nodelay(true);
   c->set_connection_timeout(5, 0);
   c->set_read_timeout(30, 0);
   c->set_write_timeout(30, 0);
+  if (!ca_cert.empty()) {
+    c->set_ca_cert_path(ca_cert);
+    c->enable_server_certificate_verification(true);
+  }
   return c;
 }
 
 }  // namespace
 
 HttpResult Api::get(const std::string& path, const httplib::Headers& headers) const {
-  return toResult(client(url_)->Get(path, headers));
+  return request("GET", path, std::nullopt, headers);
 }
 
 HttpResult Api::post(const std::string& path, const std::string& body,
                      const std::string& content_type, const httplib::Headers& headers) const {
-  return toResult(client(url_)->Post(path, headers, body, content_type));
+  return request("POST", path, body, headers, content_type);
 }
 
-HttpResult Api::request(const std::string& method, const std::string& path) const {
-  auto c = client(url_);
-  if (method == "GET") return toResult(c->Get(path));
-  if (method == "POST") return toResult(c->Post(path, "{}", "application/json"));
-  if (method == "PUT") return toResult(c->Put(path, "{}", "application/json"));
-  if (method == "PATCH") return toResult(c->Patch(path, "{}", "application/json"));
-  if (method == "DELETE") return toResult(c->Delete(path));
-  if (method == "HEAD") return toResult(c->Head(path));
-  if (method == "OPTIONS") return toResult(c->Options(path));
-  HttpResult bad;
-  bad.error = "unsupported method " + method;
-  return bad;
+HttpResult Api::request(const std::string& method, const std::string& path,
+                        const std::optional<std::string>& body, const httplib::Headers& headers,
+                        const std::string& content_type) const {
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  req.headers = headers;
+  if (!token_.empty() && !req.has_header("Authorization")) {
+    req.headers.emplace("Authorization", "Bearer " + token_);
+  }
+  bool wants_body = method == "POST" || method == "PUT" || method == "PATCH";
+  if (body || wants_body) {
+    req.body = body.value_or("{}");
+    if (!req.has_header("Content-Type")) req.headers.emplace("Content-Type", content_type);
+  }
+  return toResult(client(url_, ca_cert_)->send(req));
 }
 
 std::int64_t Api::submit(const Json& spec, const httplib::Headers& headers) const {
@@ -258,6 +327,131 @@ std::string Api::state(std::int64_t id) const {
   Json j = job(id);
   if (!j.is_object() || !j.contains("state") || !j["state"].is_string()) return "";
   return j["state"].get<std::string>();
+}
+
+bool ensureProject(const Api& admin, const std::string& name) {
+  HttpResult r = admin.post("/api/v1/projects", Json{{"name", name}}.dump());
+  if (r.status == 201 || r.status == 409) return true;
+  ADD_FAILURE() << "create project " << name << " -> HTTP " << r.status << " " << r.body << r.error;
+  return false;
+}
+
+std::string createUserToken(const Api& admin, const std::string& user, const std::string& project,
+                            const std::string& role, const std::string& password) {
+  if (!ensureProject(admin, project)) return "";
+  Json new_user = {{"name", user}};
+  if (!password.empty()) new_user["password"] = password;
+  HttpResult r = admin.post("/api/v1/users", new_user.dump());
+  if (r.status != 201 && r.status != 409) {
+    ADD_FAILURE() << "create user " << user << " -> HTTP " << r.status << " " << r.body << r.error;
+    return "";
+  }
+  r = admin.request("PUT", "/api/v1/projects/" + project + "/members/" + user,
+                    Json{{"role", role}}.dump());
+  if (r.status != 200) {
+    ADD_FAILURE() << "make " << user << " " << role << " of " << project << " -> HTTP " << r.status
+                  << " " << r.body << r.error;
+    return "";
+  }
+  // Token names are unique per user: number them.
+  static std::atomic<int> serial{0};
+  Json spec = {{"name", "e2e-" + std::to_string(++serial)}, {"user", user}};
+  r = admin.post("/api/v1/tokens", spec.dump());
+  if (r.status != 201 || !r.json.is_object() || !r.json.contains("token") ||
+      !r.json["token"].is_string()) {
+    ADD_FAILURE() << "token for " << user << " -> HTTP " << r.status << " " << r.body << r.error;
+    return "";
+  }
+  return r.json["token"].get<std::string>();
+}
+
+HostPort hostPortOf(const std::string& url) {
+  HostPort out;
+  std::string rest = url;
+  if (auto scheme = rest.find("://"); scheme != std::string::npos) rest = rest.substr(scheme + 3);
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos) return out;
+  out.host = rest.substr(0, colon);
+  if (out.host.size() >= 2 && out.host.front() == '[') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  }
+  try {
+    out.port = std::stoi(rest.substr(colon + 1));
+  } catch (const std::exception&) {
+    out.port = 0;
+  }
+  return out;
+}
+
+RawConnection::RawConnection(const std::string& url) {
+  HostPort hp = hostPortOf(url);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(hp.port));
+  if (hp.port <= 0 || ::inet_pton(AF_INET, hp.host.c_str(), &addr.sin_addr) != 1) {
+    ADD_FAILURE() << "not an IPv4 URL: " << url;
+    return;
+  }
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return;
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ADD_FAILURE() << "connect " << url << ": " << std::strerror(errno);
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+RawConnection::~RawConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool RawConnection::send(const std::string& bytes) {
+  size_t done = 0;
+  while (fd_ >= 0 && done < bytes.size()) {
+    ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return fd_ >= 0;
+}
+
+std::string RawConnection::readAll(Millis deadline) {
+  std::string out;
+  std::int64_t end = nowMs() + deadline.count();
+  char buf[8192];
+  while (fd_ >= 0 && !closed_) {
+    std::int64_t left = end - nowMs();
+    if (left <= 0) break;
+    pollfd p = {fd_, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    ssize_t r = ::recv(fd_, buf, sizeof buf, 0);
+    if (r > 0) {
+      out.append(buf, static_cast<size_t>(r));
+    } else if (r == 0 || errno != EINTR) {
+      closed_ = true;  // end of stream, or a reset: either way the server hung up
+    }
+  }
+  return out;
+}
+
+std::string rawExchange(const std::string& url, const std::string& request, Millis deadline) {
+  RawConnection conn(url);
+  if (!conn.connected() || !conn.send(request)) return "";
+  return conn.readAll(deadline);
+}
+
+int rawStatus(const std::string& answer) {
+  // "HTTP/1.1 200 OK"
+  if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12) return 0;
+  try {
+    return std::stoi(answer.substr(9, 3));
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 bool isTerminalState(const std::string& state) {
@@ -369,6 +563,22 @@ ServerProcess::~ServerProcess() {
 
   std::vector<std::string> argv = {bin,           "server",     "--listen",
                                    "127.0.0.1:0", "--data-dir", data_dir_};
+  if (use_token_file_) {
+    const std::string token_file = bootstrapTokenFile();
+    if (admin_token_.empty()) {
+      // Chosen once, so a restarted server is reached with the same token.
+      admin_token_ = newApiToken();
+      int fd = ::open(token_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      std::string line = admin_token_ + "\n";
+      if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+        if (fd >= 0) ::close(fd);
+        return ::testing::AssertionFailure()
+               << "write " << token_file << ": " << std::strerror(errno);
+      }
+      ::close(fd);
+    }
+    argv.insert(argv.end(), {"--bootstrap-token-file", token_file});
+  }
   argv.insert(argv.end(), args_.begin(), args_.end());
   ExecArgs exec(argv, {});
   int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -404,7 +614,7 @@ ServerProcess::~ServerProcess() {
           url_ = text.substr(0, text.size() - 1);
           why = "/readyz did not answer 200";
         }
-        HttpResult r = Api(url_).get("/readyz");
+        HttpResult r = Api(url_, "", ca_cert_).get("/readyz");
         if (r.status == 200) {
           why.clear();
           return true;
@@ -413,7 +623,14 @@ ServerProcess::~ServerProcess() {
         return false;
       },
       deadline, 20ms);
-  if (ok && why.empty()) return ::testing::AssertionSuccess();
+  if (ok && why.empty()) {
+    if (!use_token_file_) {
+      // The server wrote its own bootstrap token before it became ready.
+      std::vector<std::string> lines = splitLines(readFile(data_dir_ + "/admin.token"));
+      if (!lines.empty()) admin_token_ = lines.front();
+    }
+    return ::testing::AssertionSuccess();
+  }
   if (running()) kill();
   return ::testing::AssertionFailure() << "server did not become ready within " << deadline.count()
                                        << " ms: " << why << "\nserver log:\n"
@@ -469,6 +686,25 @@ void E2eTest::TearDown() {
   if (server_) server_->kill();
   // Best effort: nothing a failed test started outlives it.
   for (pid_t p : processesMentioning(tmp_.path())) ::kill(p, SIGKILL);
+}
+
+std::map<std::string, std::string> E2eTest::cliEnv(const std::string& token) const {
+  const std::string home = tmp_.sub("home");
+  std::error_code ec;
+  std::filesystem::create_directories(home, ec);
+  std::map<std::string, std::string> env = {
+      {"TRAINYARD_SERVER", server_->url()},
+      {"TRAINYARD_TOKEN", token.empty() ? server_->adminToken() : token},
+      {"HOME", home},
+      {"XDG_CONFIG_HOME", home + "/.config"},
+  };
+  if (!server_->caCert().empty()) env["TRAINYARD_CA_CERT"] = server_->caCert();
+  return env;
+}
+
+std::string E2eTest::userToken(const std::string& user, const std::string& project,
+                               const std::string& role, const std::string& password) const {
+  return createUserToken(api(), user, project, role, password);
 }
 
 Json E2eTest::scriptJob(const std::string& script, int gpus) const {

@@ -304,6 +304,7 @@ TEST_F(JobsTest, LogFollowStreamsLinesLive) {
   std::atomic<bool> ended{false};
   std::thread reader([&] {
     httplib::Client c(server_->url());
+    c.set_bearer_token_auth(server_->adminToken());
     c.set_read_timeout(30, 0);
     auto res = c.Get(
         "/api/v1/jobs/" + std::to_string(id) + "/logs?follow=true",

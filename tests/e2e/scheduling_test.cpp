@@ -29,10 +29,13 @@ class SchedulingTest : public E2eTest {
     writeFile(tmp_.sub("config.yaml"), kConfig);
     return {"--fake-gpus", "4xA100-80GB", "--config", tmp_.sub("config.yaml")};
   }
-  ProcResult cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--server", server_->url()});
-    return runCli(args, {{"USER", "tourist"}});
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (HasFatalFailure()) return;
+    // Jobs go into an existing project only: one per queue of the config.
+    for (const char* project : {"vision", "nlp"}) ASSERT_TRUE(ensureProject(api(), project));
   }
+  ProcResult cli(std::vector<std::string> args) { return runCli(args, cliEnv()); }
 };
 
 std::string show(const ProcResult& r) {
@@ -116,7 +119,8 @@ TEST_F(SchedulingTest, QueuesExplainQuotaPositionAndStartEstimate) {
   HttpResult r = api().post("/api/v1/jobs", huge.dump());
   EXPECT_EQ(r.status, 422) << r.body;
   EXPECT_EQ(r.json["error"].value("field", ""), "resources.gpus") << r.body;
-  EXPECT_NE(r.body.find("project vision can hold at most 2"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("project vision may use at most 2 GPUs in queue vision"), std::string::npos)
+      << r.body;
 
   ASSERT_EQ(api().post("/api/v1/jobs/" + std::to_string(a) + "/cancel", "").status, 200);
   EXPECT_EQ(api().waitDone(b).value("state", ""), "succeeded");

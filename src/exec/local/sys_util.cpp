@@ -88,10 +88,13 @@ Status writeAll(int fd, const std::string& content, const std::string& path) {
 
 }  // namespace
 
-Status writeFileAtomic(const std::string& path, const std::string& content) {
+Status writeFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
   const std::string tmp = path + ".tmp";
   {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    // Removed first so that the mode below applies even if a stale one exists.
+    ::unlink(tmp.c_str());
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+    if (fd.valid() && ::fchmod(fd.get(), mode) != 0) return errnoStatus("chmod", tmp);
     if (!fd.valid()) return errnoStatus("create", tmp);
     TY_RETURN_IF_ERROR(writeAll(fd.get(), content, tmp));
     if (::fsync(fd.get()) != 0) return errnoStatus("fsync", tmp);

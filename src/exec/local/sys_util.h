@@ -51,8 +51,8 @@ bool fileExists(const std::string& path);
 Result<std::string> readFile(const std::string& path);
 // Writes `content` to path.tmp, fsyncs, renames over `path`, fsyncs the
 // directory: readers see the old file or the whole new one, also after a
-// crash. Internal on failure.
-Status writeFileAtomic(const std::string& path, const std::string& content);
+// crash. The file gets `mode` (0600 for secrets). Internal on failure.
+Status writeFileAtomic(const std::string& path, const std::string& content, mode_t mode = 0644);
 // Writes `content` into an existing file (cgroup and /proc knobs).
 Status writeExisting(const std::string& path, const std::string& content);
 

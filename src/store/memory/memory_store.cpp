@@ -9,11 +9,7 @@
 
 namespace ty {
 
-namespace {
-
-std::string jobNotFound(JobId id) { return "job " + std::to_string(id.value()) + " not found"; }
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<Store> newMemoryStore() { return std::make_unique<MemoryStore>(); }
 
@@ -59,16 +55,16 @@ Status MemoryStore::apply(const WriteBatch& batch) {
   std::lock_guard lock(mu_);
   // Check everything first so that a failing batch writes nothing.
   for (const Job& job : batch.jobs) {
-    if (!jobs_.contains(job.id.value())) return Status::notFound(jobNotFound(job.id));
+    if (!jobs_.contains(job.id.value())) return Status::notFound(jobNotFoundMessage(job.id));
   }
   for (const Attempt& a : batch.attempts) {
     if (a.key.number < 1) {
       return Status::invalidArgument("attempt " + a.key.toString() + ": numbers start at 1");
     }
-    if (!jobs_.contains(a.key.job.value())) return Status::notFound(jobNotFound(a.key.job));
+    if (!jobs_.contains(a.key.job.value())) return Status::notFound(jobNotFoundMessage(a.key.job));
   }
   for (const Event& e : batch.events) {
-    if (!jobs_.contains(e.job.value())) return Status::notFound(jobNotFound(e.job));
+    if (!jobs_.contains(e.job.value())) return Status::notFound(jobNotFoundMessage(e.job));
   }
   for (const QueueUsage& u : batch.usage) {
     if (u.queue.empty()) return Status::invalidArgument("queue usage without a queue name");
@@ -94,7 +90,7 @@ Result<std::vector<QueueUsage>> MemoryStore::queueUsage() {
 Result<Job> MemoryStore::getJob(JobId id) {
   std::lock_guard lock(mu_);
   auto it = jobs_.find(id.value());
-  if (it == jobs_.end()) return Status::notFound(jobNotFound(id));
+  if (it == jobs_.end()) return Status::notFound(jobNotFoundMessage(id));
   return it->second.job;
 }
 
@@ -112,6 +108,11 @@ Result<JobPage> MemoryStore::listJobs(const JobQuery& query) {
     if (query.state && job.state != *query.state) continue;
     if (!query.project.empty() && job.spec.project != query.project) continue;
     if (!query.user.empty() && job.user != query.user) continue;
+    if (query.within_projects &&
+        std::find(query.within_projects->begin(), query.within_projects->end(), job.spec.project) ==
+            query.within_projects->end()) {
+      continue;
+    }
     if (static_cast<int>(page.jobs.size()) == query.limit) {
       page.next_before = page.jobs.back().id.value();
       break;
@@ -142,7 +143,7 @@ Result<std::vector<Job>> MemoryStore::activeJobs() {
 Result<std::vector<Attempt>> MemoryStore::attempts(JobId id) {
   std::lock_guard lock(mu_);
   auto it = jobs_.find(id.value());
-  if (it == jobs_.end()) return Status::notFound(jobNotFound(id));
+  if (it == jobs_.end()) return Status::notFound(jobNotFoundMessage(id));
   std::vector<Attempt> out;
   for (const auto& [number, a] : it->second.attempts) out.push_back(a);
   return out;
@@ -151,7 +152,7 @@ Result<std::vector<Attempt>> MemoryStore::attempts(JobId id) {
 Result<std::vector<Event>> MemoryStore::events(JobId id, std::int64_t after_seq) {
   std::lock_guard lock(mu_);
   auto it = jobs_.find(id.value());
-  if (it == jobs_.end()) return Status::notFound(jobNotFound(id));
+  if (it == jobs_.end()) return Status::notFound(jobNotFoundMessage(id));
   const std::vector<Event>& all = it->second.events;
   auto first = std::upper_bound(all.begin(), all.end(), after_seq,
                                 [](std::int64_t s, const Event& e) { return s < e.seq; });

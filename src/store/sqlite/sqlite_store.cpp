@@ -30,8 +30,6 @@ const char* eventLevelName(EventLevel level) {
   return level == EventLevel::kWarning ? "warning" : "normal";
 }
 
-std::string jobNotFound(JobId id) { return "job " + std::to_string(id.value()) + " not found"; }
-
 // JSON text for a column. Encoding is inside the try: dump() throws on
 // strings that are not UTF-8, and no exception may leave the store.
 template <typename Encode>
@@ -289,7 +287,7 @@ Status SqliteStore::insertEvent(Db& db, JobId job, const Event& e) {
   Status s = ins.run();
   if (s.isOk()) return s;
   if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_FOREIGNKEY) {
-    return Status::notFound(jobNotFound(job));
+    return Status::notFound(jobNotFoundMessage(job));
   }
   return s.withContext("insert event");
 }
@@ -298,7 +296,7 @@ Status SqliteStore::checkJobExists(Db& db, JobId id) {
   TY_ASSIGN_OR_RETURN(Stmt q, db.prepare("SELECT 1 FROM jobs WHERE id = ?1"));
   q.bind(1, id.value());
   TY_ASSIGN_OR_RETURN(bool row, q.step());
-  return row ? Status::ok() : Status::notFound(jobNotFound(id));
+  return row ? Status::ok() : Status::notFound(jobNotFoundMessage(id));
 }
 
 Status SqliteStore::createJobs(std::vector<Job>& jobs,
@@ -374,7 +372,7 @@ Status SqliteStore::apply(const WriteBatch& batch) {
       upd.bind(16, job.id.value());
       Status s = upd.run();
       if (!s.isOk()) return s.withContext("update job");
-      if (sqlite3_changes(db.raw()) == 0) return Status::notFound(jobNotFound(job.id));
+      if (sqlite3_changes(db.raw()) == 0) return Status::notFound(jobNotFoundMessage(job.id));
     }
     for (size_t i = 0; i < batch.attempts.size(); ++i) {
       const Attempt& a = batch.attempts[i];
@@ -393,7 +391,7 @@ Status SqliteStore::apply(const WriteBatch& batch) {
       Status s = ups.run();
       if (s.isOk()) continue;
       if (sqlite3_extended_errcode(db.raw()) == SQLITE_CONSTRAINT_FOREIGNKEY) {
-        return Status::notFound(jobNotFound(a.key.job));
+        return Status::notFound(jobNotFoundMessage(a.key.job));
       }
       return s.withContext("write attempt " + a.key.toString());
     }
@@ -437,7 +435,7 @@ Result<Job> SqliteStore::getJob(JobId id) {
       Stmt q, db->prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1"));
   q.bind(1, id.value());
   TY_ASSIGN_OR_RETURN(bool row, q.step());
-  if (!row) return Status::notFound(jobNotFound(id));
+  if (!row) return Status::notFound(jobNotFoundMessage(id));
   return readJob(q);
 }
 
@@ -451,6 +449,8 @@ Result<JobPage> SqliteStore::listJobs(const JobQuery& query) {
   if (query.state) sql += " AND state = ?2";
   if (!query.project.empty()) sql += " AND project = ?3";
   if (!query.user.empty()) sql += " AND user = ?4";
+  // One statement whatever the number of projects: they travel as a JSON array.
+  if (query.within_projects) sql += " AND project IN (SELECT value FROM json_each(?6))";
   sql += " ORDER BY id DESC LIMIT ?5";
 
   TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
@@ -459,6 +459,7 @@ Result<JobPage> SqliteStore::listJobs(const JobQuery& query) {
   if (query.state) q.bind(2, std::string(jobStateName(*query.state)));
   if (!query.project.empty()) q.bind(3, query.project);
   if (!query.user.empty()) q.bind(4, query.user);
+  if (query.within_projects) q.bind(6, Json(*query.within_projects).dump());
   q.bind(5, std::int64_t{query.limit} + 1);  // one more tells whether a next page exists
   JobPage page;
   while (true) {
