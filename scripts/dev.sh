@@ -7,12 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build and run needs; tests add podman, runc and busybox for container tests and
-# openssl to make the certificates of the HTTPS tests.
+# Build and run needs; tests add podman, runc and busybox for container tests,
+# openssl to make the certificates of the HTTPS tests and prometheus for
+# promtool, which checks the /metrics exposition.
 BUILD_PKGS="build-essential cmake ninja-build pkg-config libcpp-httplib-dev nlohmann-json3-dev
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libssl-dev
-  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3"
-TEST_PKGS="podman runc busybox-static procps openssl"
+  libsodium-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev python3"
+TEST_PKGS="podman runc busybox-static procps openssl prometheus"
 JOBS=${JOBS:-$(nproc)}
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "exec/local/supervisor.h"
+#include "server/node_exporter.h"
 #include "server/server_main.h"
 #include "sim/simulate_command.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainyard 0.1.0");
   ty::addServerCommand(app);
+  ty::addNodeExporterCommand(app);
   ty::addClientCommands(app);
   ty::addSimulateCommand(app);
   try {

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -30,6 +31,15 @@ using DeviceGetPciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
 using DeviceGetTopologyCommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using DeviceGetNvLinkStateFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, int*);
 using DeviceGetNvLinkRemotePciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*);
+using DeviceGetUtilizationRatesFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*);
+// Sensor, clock, error and counter types are C enums (int-sized).
+using DeviceGetTemperatureFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
+using DeviceGetPowerUsageFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
+using DeviceGetClockInfoFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
+using DeviceGetTotalEccErrorsFn = nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long*);
+using DeviceGetCurrentClocksThrottleReasonsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
+using DeviceGetComputeRunningProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
+                                                            nvmlProcessInfo_t*);
 
 // NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE and
 // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE.
@@ -215,6 +225,86 @@ Result<nvmlPciInfo_t> NvmlLibrary::nvLinkRemotePciInfo(nvmlDevice_t device, unsi
     return callError("nvmlDeviceGetNvLinkRemotePciInfo_v2(link " + std::to_string(link) + ")", rc);
   }
   return pci;
+}
+
+Result<nvmlUtilization_t> NvmlLibrary::utilizationRates(nvmlDevice_t device) const {
+  auto get = fn<DeviceGetUtilizationRatesFn>(NvmlSymbol::kDeviceGetUtilizationRates);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetUtilizationRates);
+  nvmlUtilization_t utilization{};
+  nvmlReturn_t rc = get(device, &utilization);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetUtilizationRates", rc);
+  return utilization;
+}
+
+Result<unsigned> NvmlLibrary::temperature(nvmlDevice_t device, int sensor) const {
+  auto get = fn<DeviceGetTemperatureFn>(NvmlSymbol::kDeviceGetTemperature);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetTemperature);
+  unsigned value = 0;
+  nvmlReturn_t rc = get(device, sensor, &value);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetTemperature", rc);
+  return value;
+}
+
+Result<unsigned> NvmlLibrary::powerUsageMilliwatts(nvmlDevice_t device) const {
+  auto get = fn<DeviceGetPowerUsageFn>(NvmlSymbol::kDeviceGetPowerUsage);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetPowerUsage);
+  unsigned value = 0;
+  nvmlReturn_t rc = get(device, &value);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetPowerUsage", rc);
+  return value;
+}
+
+Result<unsigned> NvmlLibrary::clockMhz(nvmlDevice_t device, int clock_type) const {
+  auto get = fn<DeviceGetClockInfoFn>(NvmlSymbol::kDeviceGetClockInfo);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetClockInfo);
+  unsigned value = 0;
+  nvmlReturn_t rc = get(device, clock_type, &value);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetClockInfo", rc);
+  return value;
+}
+
+Result<unsigned long long> NvmlLibrary::totalEccErrors(nvmlDevice_t device, int error_type,
+                                                       int counter_type) const {
+  auto get = fn<DeviceGetTotalEccErrorsFn>(NvmlSymbol::kDeviceGetTotalEccErrors);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetTotalEccErrors);
+  unsigned long long value = 0;
+  nvmlReturn_t rc = get(device, error_type, counter_type, &value);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetTotalEccErrors", rc);
+  return value;
+}
+
+Result<unsigned long long> NvmlLibrary::clocksThrottleReasons(nvmlDevice_t device) const {
+  auto get = fn<DeviceGetCurrentClocksThrottleReasonsFn>(
+      NvmlSymbol::kDeviceGetCurrentClocksThrottleReasons);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetCurrentClocksThrottleReasons);
+  unsigned long long value = 0;
+  nvmlReturn_t rc = get(device, &value);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceGetCurrentClocksThrottleReasons", rc);
+  return value;
+}
+
+Result<std::vector<nvmlProcessInfo_t>> NvmlLibrary::computeRunningProcesses(
+    nvmlDevice_t device) const {
+  auto get = fn<DeviceGetComputeRunningProcessesFn>(NvmlSymbol::kDeviceGetComputeRunningProcesses);
+  if (get == nullptr) return missing(NvmlSymbol::kDeviceGetComputeRunningProcesses);
+  // Most GPUs run a handful of processes: one call with room for 32 is the
+  // common case. NVML answers INSUFFICIENT_SIZE with the count it needs;
+  // processes can start before the next call, hence the retries with slack.
+  std::vector<nvmlProcessInfo_t> infos(32);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = static_cast<unsigned>(infos.size());
+    nvmlReturn_t rc = get(device, &count, infos.data());
+    if (rc == kNvmlSuccess) {
+      infos.resize(std::min<std::size_t>(count, infos.size()));
+      return infos;
+    }
+    if (rc != kNvmlErrorInsufficientSize) {
+      return callError("nvmlDeviceGetComputeRunningProcesses_v3", rc);
+    }
+    infos.resize(std::max<std::size_t>(count, infos.size()) + 16);
+  }
+  return Status::unavailable(
+      "nvmlDeviceGetComputeRunningProcesses_v3: the process list kept growing while read");
 }
 
 GpuDiscovery discoverNvmlGpus(const std::string& library) {

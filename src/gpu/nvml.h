@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -60,6 +61,31 @@ inline constexpr int kNvmlTopologySystem = 50;      // across CPU sockets (SYS)
 
 inline constexpr unsigned kNvmlNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 
+// Sampling (gpu_sampler.h). nvmlUtilization_t: percent of the last sample
+// period in which a kernel ran (gpu) and device memory was read or written
+// (memory).
+struct nvmlUtilization_t {
+  unsigned int gpu;
+  unsigned int memory;
+};
+// nvmlProcessInfo_t as the _v3 process queries fill it (NVML API 12). The
+// array is written by NVML, so the layout must match: 4 bytes of padding
+// after pid put usedGpuMemory at offset 8.
+struct nvmlProcessInfo_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; kNvmlValueNotAvailable when unknown
+  unsigned int gpuInstanceId;        // MIG only; 0xFFFFFFFF otherwise
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(nvmlProcessInfo_t) == 24);
+inline constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+inline constexpr int kNvmlTemperatureGpu = 0;                        // NVML_TEMPERATURE_GPU
+inline constexpr int kNvmlClockSm = 1;                               // NVML_CLOCK_SM
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t.
+inline constexpr int kNvmlEccSingleBit = 0;  // NVML_MEMORY_ERROR_TYPE_CORRECTED
+inline constexpr int kNvmlEccDoubleBit = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+inline constexpr int kNvmlEccVolatile = 0;   // NVML_VOLATILE_ECC: since the last driver load
+
 inline constexpr nvmlReturn_t kNvmlSuccess = 0;
 inline constexpr nvmlReturn_t kNvmlErrorInvalidArgument = 2;
 inline constexpr nvmlReturn_t kNvmlErrorNotSupported = 3;
@@ -86,6 +112,13 @@ enum class NvmlSymbol : std::size_t {
   kDeviceGetTopologyCommonAncestor,
   kDeviceGetNvLinkState,
   kDeviceGetNvLinkRemotePciInfo,
+  kDeviceGetUtilizationRates,
+  kDeviceGetTemperature,
+  kDeviceGetPowerUsage,
+  kDeviceGetClockInfo,
+  kDeviceGetTotalEccErrors,
+  kDeviceGetCurrentClocksThrottleReasons,
+  kDeviceGetComputeRunningProcesses,
   kCount,
 };
 
@@ -112,6 +145,18 @@ inline constexpr NvmlSymbolSpec kNvmlSymbols[] = {
     {NvmlSymbol::kDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor", false},
     {NvmlSymbol::kDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", false},
     {NvmlSymbol::kDeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo_v2", false},
+    // Sampling (gpu_sampler.h): each one missing only leaves its metric out.
+    {NvmlSymbol::kDeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates", false},
+    {NvmlSymbol::kDeviceGetTemperature, "nvmlDeviceGetTemperature", false},
+    {NvmlSymbol::kDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", false},
+    {NvmlSymbol::kDeviceGetClockInfo, "nvmlDeviceGetClockInfo", false},
+    {NvmlSymbol::kDeviceGetTotalEccErrors, "nvmlDeviceGetTotalEccErrors", false},
+    {NvmlSymbol::kDeviceGetCurrentClocksThrottleReasons,
+     "nvmlDeviceGetCurrentClocksThrottleReasons", false},
+    // _v3 takes the 24-byte nvmlProcessInfo_t above (drivers 510 and later);
+    // the unversioned name takes a shorter struct and is not bound.
+    {NvmlSymbol::kDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
+     false},
 };
 static_assert(std::size(kNvmlSymbols) == static_cast<std::size_t>(NvmlSymbol::kCount));
 
@@ -153,6 +198,27 @@ class NvmlLibrary {
   // The PCI address of what the other end of NVLink `link` plugs into: a
   // GPU, or an NVSwitch on machines that have them.
   Result<nvmlPciInfo_t> nvLinkRemotePciInfo(nvmlDevice_t device, unsigned link) const;
+
+  // Sampling. Each is optional: FailedPrecondition when the symbol is
+  // missing or the GPU answers NVML_ERROR_NOT_SUPPORTED (no ECC on a
+  // consumer board, no power sensor), so callers can tell "not available
+  // here" from a failed read.
+  Result<nvmlUtilization_t> utilizationRates(nvmlDevice_t device) const;
+  // kNvmlTemperatureGpu: the die, in degrees C.
+  Result<unsigned> temperature(nvmlDevice_t device, int sensor) const;
+  // Power draw of the board in milliwatts.
+  Result<unsigned> powerUsageMilliwatts(nvmlDevice_t device) const;
+  // kNvmlClockSm: the current clock of that domain in MHz.
+  Result<unsigned> clockMhz(nvmlDevice_t device, int clock_type) const;
+  // kNvmlEccSingleBit or kNvmlEccDoubleBit, counted over kNvmlEccVolatile.
+  Result<unsigned long long> totalEccErrors(nvmlDevice_t device, int error_type,
+                                            int counter_type) const;
+  // nvmlClocksThrottleReasons bitmask; 0 when the clocks run unthrottled.
+  Result<unsigned long long> clocksThrottleReasons(nvmlDevice_t device) const;
+  // The compute (CUDA) processes on the GPU. Grows its buffer when NVML
+  // answers NVML_ERROR_INSUFFICIENT_SIZE (processes may start between two
+  // calls) a few times before giving up with Unavailable.
+  Result<std::vector<nvmlProcessInfo_t>> computeRunningProcesses(nvmlDevice_t device) const;
 
  private:
   using Symbols = std::array<void*, static_cast<std::size_t>(NvmlSymbol::kCount)>;

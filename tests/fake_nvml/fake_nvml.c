@@ -27,6 +27,29 @@
  *                             not checked for symmetry, so that tests can
  *                             script what a half-broken NVML reports.
  *
+ * What the GPUs are doing, for the sampling entry points, one cell per GPU
+ * separated by ',' ("90,0,45": GPU 0 at 90, GPU 1 at 0, GPU 2 at 45). A cell
+ * is a number (decimal, or hex with 0x), "-" for NVML_ERROR_NOT_SUPPORTED,
+ * "!<code>" for that NVML error, or empty for the default; GPUs past the
+ * last cell take the default. Unset: every GPU the default.
+ *   FAKE_NVML_GPU_UTIL         % of time a kernel ran               default 0
+ *   FAKE_NVML_MEM_UTIL         % of time memory was read/written    default 0
+ *   FAKE_NVML_MEMORY_USED_MIB  MiB used (free = total - used)       default 0
+ *   FAKE_NVML_TEMPERATURE      degrees C                            default 40
+ *   FAKE_NVML_POWER_MW         milliwatts                           default 70000
+ *   FAKE_NVML_SM_CLOCK         MHz                                  default 1410
+ *   FAKE_NVML_ECC_SBE          single-bit volatile ECC errors       default 0
+ *   FAKE_NVML_ECC_DBE          double-bit volatile ECC errors       default 0
+ *   FAKE_NVML_THROTTLE_REASONS nvmlClocksThrottleReasons bits       default 0
+ *   FAKE_NVML_PROCESSES        compute processes, GPUs separated by ';' and
+ *                              processes by ',' as PID:MiB ("PID:-" when
+ *                              NVML cannot tell the memory), e.g.
+ *                              "100:2048,101:512;;300:100"; a GPU's list may
+ *                              also be "-" or "!<code>" as above. Default:
+ *                              none.
+ * A malformed value, or more cells than GPUs, makes nvmlInit_v2 return
+ * NVML_ERROR_UNKNOWN.
+ *
  * Device i is named "NVIDIA <model>", has UUID
  * "GPU-00000000-0000-4000-8000-<i as 12 hex digits>", the memory of the
  * model's "-<N>GB" suffix, all free, and PCI bus id "00000000:<i+1 as 2 hex
@@ -36,6 +59,9 @@
  * GPU with at least one NVLink and NVML_ERROR_NOT_SUPPORTED for one without.
  * Initialisation is reference counted as in NVML. Not thread-safe; tests call
  * it from one thread.
+ *
+ * Built with FAKE_NVML_NO_TOPOLOGY or FAKE_NVML_NO_SAMPLING, the library lacks
+ * the topology or the sampling entry points, as older drivers do.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -70,6 +96,25 @@ typedef enum {
   NVML_TOPOLOGY_SYSTEM = 50,
 } nvmlGpuTopologyLevel_t;
 typedef enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+typedef struct {
+  unsigned int gpu;
+  unsigned int memory;
+} nvmlUtilization_t;
+/* As the _v3 process queries fill it. */
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+typedef enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+typedef enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 } nvmlClockType_t;
+typedef enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
+typedef enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
 #define NVML_NVLINK_MAX_LINKS 18
 
 enum {
@@ -116,6 +161,43 @@ static int g_init_refs;
 #define FAKE_UNKNOWN (-1)
 static int g_level[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
 static int g_link_peer[FAKE_MAX_GPUS][NVML_NVLINK_MAX_LINKS];
+
+/* One scripted reading: a value, or the error NVML answers instead. */
+struct fakeValue {
+  unsigned long long value;
+  nvmlReturn_t rc;
+};
+enum {
+  F_GPU_UTIL,
+  F_MEM_UTIL,
+  F_MEMORY_USED_MIB,
+  F_TEMPERATURE,
+  F_POWER_MW,
+  F_SM_CLOCK,
+  F_ECC_SBE,
+  F_ECC_DBE,
+  F_THROTTLE,
+  F_COUNT
+};
+static const struct {
+  const char* env;
+  unsigned long long fallback;
+} kFields[F_COUNT] = {
+    {"FAKE_NVML_GPU_UTIL", 0},     {"FAKE_NVML_MEM_UTIL", 0},     {"FAKE_NVML_MEMORY_USED_MIB", 0},
+    {"FAKE_NVML_TEMPERATURE", 40}, {"FAKE_NVML_POWER_MW", 70000}, {"FAKE_NVML_SM_CLOCK", 1410},
+    {"FAKE_NVML_ECC_SBE", 0},      {"FAKE_NVML_ECC_DBE", 0},      {"FAKE_NVML_THROTTLE_REASONS", 0},
+};
+static struct fakeValue g_values[FAKE_MAX_GPUS][F_COUNT];
+
+/* From FAKE_NVML_PROCESSES. */
+#define FAKE_MAX_PROCESSES 128
+struct fakeProcesses {
+  nvmlReturn_t rc;
+  unsigned count;
+  unsigned pid[FAKE_MAX_PROCESSES];
+  unsigned long long mib[FAKE_MAX_PROCESSES]; /* NVML_VALUE_NOT_AVAILABLE: "PID:-" */
+};
+static struct fakeProcesses g_processes[FAKE_MAX_GPUS];
 
 /* Parses one "COUNTxMODEL" part [begin, end) into g_devices; 0 on success. */
 static int parsePart(const char* begin, const char* end) {
@@ -230,11 +312,120 @@ static int parseTopology(const char* spec) {
   return r + 1 == g_count ? 0 : -1;
 }
 
+/* Trims [*begin, *end) of white space. */
+static void trimRange(const char** begin, const char** end) {
+  while (*begin < *end && isspace((unsigned char)**begin)) ++*begin;
+  while (*end > *begin && isspace((unsigned char)(*end)[-1])) --*end;
+}
+
+/* Parses an unsigned number filling all of [begin, end); 0 on success. */
+static int parseNumber(const char* begin, const char* end, unsigned long long* out) {
+  char buf[32];
+  size_t len = (size_t)(end - begin);
+  if (len == 0 || len >= sizeof buf || !isdigit((unsigned char)*begin)) return -1;
+  memcpy(buf, begin, len);
+  buf[len] = '\0';
+  char* stop = NULL;
+  *out = strtoull(buf, &stop, 0);
+  return *stop == '\0' ? 0 : -1;
+}
+
+/* "-" or "!<code>" in [begin, end): sets *rc and returns 1; 0 when the text
+ * is neither; -1 when malformed. */
+static int parseErrorCell(const char* begin, const char* end, nvmlReturn_t* rc) {
+  if (end - begin == 1 && *begin == '-') {
+    *rc = NVML_ERROR_NOT_SUPPORTED;
+    return 1;
+  }
+  if (begin < end && *begin == '!') {
+    unsigned long long code = 0;
+    if (parseNumber(begin + 1, end, &code) != 0 || code == NVML_SUCCESS || code > 100000) return -1;
+    *rc = (nvmlReturn_t)code;
+    return 1;
+  }
+  return 0;
+}
+
+/* Parses one per-GPU list of kFields[field] into g_values; 0 on success. */
+static int parseField(int field) {
+  for (unsigned i = 0; i < FAKE_MAX_GPUS; ++i) {
+    g_values[i][field].value = kFields[field].fallback;
+    g_values[i][field].rc = NVML_SUCCESS;
+  }
+  const char* spec = getenv(kFields[field].env);
+  if (spec == NULL || *spec == '\0') return 0;
+  unsigned gpu = 0;
+  for (const char* cell = spec;; ++gpu) {
+    const char* cell_end = strchr(cell, ',');
+    if (cell_end == NULL) cell_end = cell + strlen(cell);
+    if (gpu >= g_count) return -1;
+    const char* b = cell;
+    const char* e = cell_end;
+    trimRange(&b, &e);
+    struct fakeValue* v = &g_values[gpu][field];
+    int err = parseErrorCell(b, e, &v->rc);
+    if (err < 0) return -1;
+    if (err == 0 && b < e && parseNumber(b, e, &v->value) != 0) return -1;
+    if (*cell_end == '\0') return 0;
+    cell = cell_end + 1;
+  }
+}
+
+/* Parses FAKE_NVML_PROCESSES into g_processes; 0 on success. */
+static int parseProcesses(void) {
+  memset(g_processes, 0, sizeof g_processes);
+  const char* spec = getenv("FAKE_NVML_PROCESSES");
+  if (spec == NULL || *spec == '\0') return 0;
+  unsigned gpu = 0;
+  for (const char* list = spec;; ++gpu) {
+    const char* list_end = strchr(list, ';');
+    if (list_end == NULL) list_end = list + strlen(list);
+    if (gpu >= g_count) return -1;
+    struct fakeProcesses* procs = &g_processes[gpu];
+    const char* lb = list;
+    const char* le = list_end;
+    trimRange(&lb, &le);
+    int err = parseErrorCell(lb, le, &procs->rc);
+    if (err < 0) return -1;
+    for (const char* item = lb; err == 0 && item < le;) {
+      const char* item_end = memchr(item, ',', (size_t)(le - item));
+      if (item_end == NULL) item_end = le;
+      const char* colon = memchr(item, ':', (size_t)(item_end - item));
+      if (colon == NULL || procs->count >= FAKE_MAX_PROCESSES) return -1;
+      const char* pb = item;
+      const char* pe = colon;
+      const char* mb = colon + 1;
+      const char* me = item_end;
+      trimRange(&pb, &pe);
+      trimRange(&mb, &me);
+      unsigned long long pid = 0;
+      unsigned long long mib = NVML_VALUE_NOT_AVAILABLE;
+      if (parseNumber(pb, pe, &pid) != 0 || pid == 0 || pid > 0xFFFFFFFFu) return -1;
+      if (!(me - mb == 1 && *mb == '-') && parseNumber(mb, me, &mib) != 0) return -1;
+      procs->pid[procs->count] = (unsigned)pid;
+      procs->mib[procs->count] = mib;
+      ++procs->count;
+      item = item_end < le ? item_end + 1 : le;
+    }
+    if (*list_end == '\0') return 0;
+    list = list_end + 1;
+  }
+}
+
+/* The readings of FAKE_NVML_GPU_UTIL and the rest; 0 on success. */
+static int parseReadings(void) {
+  for (int f = 0; f < F_COUNT; ++f) {
+    if (parseField(f) != 0) return -1;
+  }
+  return parseProcesses();
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
   const char* forced = getenv("FAKE_NVML_INIT_ERROR");
   if (forced != NULL && *forced != '\0') return atoi(forced);
   if (g_init_refs == 0 && parseGpus(getenv("FAKE_NVML_GPUS")) != 0) return NVML_ERROR_UNKNOWN;
-  if (g_init_refs == 0 && parseTopology(getenv("FAKE_NVML_TOPOLOGY")) != 0) {
+  if (g_init_refs == 0 &&
+      (parseTopology(getenv("FAKE_NVML_TOPOLOGY")) != 0 || parseReadings() != 0)) {
     g_count = 0;
     return NVML_ERROR_UNKNOWN;
   }
@@ -341,9 +532,13 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsi
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
   if (!validDevice(device) || memory == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const struct fakeValue* used = &g_values[device - g_devices][F_MEMORY_USED_MIB];
+  if (used->rc != NVML_SUCCESS) return used->rc;
+  unsigned long long used_bytes = used->value << 20;
+  if (used_bytes > device->memory) used_bytes = device->memory;
   memory->total = device->memory;
-  memory->free = device->memory;
-  memory->used = 0;
+  memory->used = used_bytes;
+  memory->free = device->memory - used_bytes;
   return NVML_SUCCESS;
 }
 
@@ -409,3 +604,96 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device
   return NVML_SUCCESS;
 }
 #endif /* FAKE_NVML_NO_TOPOLOGY */
+
+#ifndef FAKE_NVML_NO_SAMPLING
+/* Answers reading `field` of `device` into *out (when the reading is not a
+ * scripted error). */
+static nvmlReturn_t reading(nvmlDevice_t device, int field, unsigned long long* out) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const struct fakeValue* v = &g_values[device - g_devices][field];
+  if (v->rc != NVML_SUCCESS) return v->rc;
+  *out = v->value;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t readingUint(nvmlDevice_t device, int field, unsigned int* out) {
+  unsigned long long value = 0;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  nvmlReturn_t rc = reading(device, field, &value);
+  if (rc == NVML_SUCCESS) *out = (unsigned int)value;
+  return rc;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                       nvmlUtilization_t* utilization) {
+  if (utilization == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  nvmlUtilization_t u;
+  nvmlReturn_t rc = readingUint(device, F_GPU_UTIL, &u.gpu);
+  if (rc == NVML_SUCCESS) rc = readingUint(device, F_MEM_UTIL, &u.memory);
+  if (rc == NVML_SUCCESS) *utilization = u;
+  return rc;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
+                                                  nvmlTemperatureSensors_t sensor,
+                                                  unsigned int* temp) {
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  return readingUint(device, F_TEMPERATURE, temp);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  return readingUint(device, F_POWER_MW, power);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                                unsigned int* clock) {
+  if (type != NVML_CLOCK_SM) return NVML_ERROR_NOT_SUPPORTED; /* only the SM clock is scripted */
+  return readingUint(device, F_SM_CLOCK, clock);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                                     nvmlMemoryErrorType_t error_type,
+                                                     nvmlEccCounterType_t counter_type,
+                                                     unsigned long long* count) {
+  if (counter_type != NVML_VOLATILE_ECC) return NVML_ERROR_NOT_SUPPORTED;
+  switch (error_type) {
+    case NVML_MEMORY_ERROR_TYPE_CORRECTED:
+      return reading(device, F_ECC_SBE, count);
+    case NVML_MEMORY_ERROR_TYPE_UNCORRECTED:
+      return reading(device, F_ECC_DBE, count);
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
+  }
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                                   unsigned long long* reasons) {
+  return reading(device, F_THROTTLE, reasons);
+}
+
+/* As NVML: with too small a buffer, *count becomes the count needed and the
+ * answer NVML_ERROR_INSUFFICIENT_SIZE. */
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                 unsigned int* count,
+                                                                 nvmlProcessInfo_t* infos) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const struct fakeProcesses* procs = &g_processes[device - g_devices];
+  if (procs->rc != NVML_SUCCESS) return procs->rc;
+  if (*count < procs->count) {
+    *count = procs->count;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  if (procs->count > 0 && infos == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  for (unsigned k = 0; k < procs->count; ++k) {
+    infos[k].pid = procs->pid[k];
+    infos[k].usedGpuMemory =
+        procs->mib[k] == NVML_VALUE_NOT_AVAILABLE ? NVML_VALUE_NOT_AVAILABLE : procs->mib[k] << 20;
+    infos[k].gpuInstanceId = 0xFFFFFFFFu; /* not a MIG instance */
+    infos[k].computeInstanceId = 0xFFFFFFFFu;
+  }
+  *count = procs->count;
+  return NVML_SUCCESS;
+}
+#endif /* FAKE_NVML_NO_SAMPLING */
