@@ -10,6 +10,7 @@
 #include "api/http_status.h"
 #include "api/identity_routes.h"
 #include "api/request_util.h"
+#include "codec/queue_codec.h"
 #include "common/units.h"
 #include "exec/log_files.h"
 
@@ -221,6 +222,25 @@ void ApiServer::addRoutes() {
         {200, 401}},
        Access::fixed(P::kReadCluster),
        [this](const R& q, W& s, C& c) { getQueues(q, s, c); }},
+      {{"PUT",
+        "/api/v1/queues/{name}",
+        "Create a queue or replace its whole config (project, cohort, weight, quotas); stored, "
+        "and in force from the next scheduling pass. The answer's note says what a quota below "
+        "current use means",
+        {{"name", "path", "string", "queue name"}},
+        "the queue as in the config file's scheduler.queues (JSON, or YAML with Content-Type "
+        "application/yaml), without name or with the one in the path",
+        {200, 400, 401, 403}},
+       Access::fixed(P::kManageQueues),
+       [this](const R& q, W& s, C& c) { putQueue(q, s, c); }},
+      {{"DELETE",
+        "/api/v1/queues/{name}",
+        "Delete a queue; refused (409) while it has pending or running jobs",
+        {{"name", "path", "string", "queue name"}},
+        "",
+        {204, 401, 403, 404, 409}},
+       Access::fixed(P::kManageQueues),
+       [this](const R& q, W& s, C& c) { deleteQueue(q, s, c); }},
   };
   for (Route& r : gateway_.sessionRoutes()) routes_.push_back(std::move(r));
   for (Route& r :
@@ -325,9 +345,17 @@ void ApiServer::postJob(const httplib::Request& req, httplib::Response& res, Cal
         res, Status::invalidArgument("use at most 128 letters, digits, '-', '_', '.' or ':'",
                                      "Idempotency-Key"));
   }
+  const std::string project = spec->project;
   auto submitted = control_.submit(std::move(*spec), caller.user(), key);
   if (!submitted.isOk()) return writeError(res, submitted.status());
   const Job& job = submitted->job;
+  if (submitted->replayed && job.spec.project != project) {
+    // The key names a job of another project, which this request's
+    // permission does not cover (the caller may have left that project).
+    return writeError(res, Status::failedPrecondition(
+                               "this Idempotency-Key was already used for a job in another "
+                               "project; use a new key"));
+  }
   caller.audit_detail = (submitted->replayed ? "resent job " : "submitted job ") +
                         std::to_string(job.id.value()) + " in project " + job.spec.project;
   res.set_header("Location", "/api/v1/jobs/" + std::to_string(job.id.value()));
@@ -520,6 +548,44 @@ void ApiServer::getQueues(const httplib::Request&, httplib::Response& res, Calle
                       {"running", q.running}});
   }
   writeJson(res, 200, {{"queues", queues}});
+}
+
+void ApiServer::putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  const std::string name = pathParam(req, 1);
+  std::string type = req.get_header_value("Content-Type");
+  bool yaml = type.find("yaml") != std::string::npos;
+  if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
+    return writeError(res, Status::invalidArgument("Content-Type must be application/json or "
+                                                   "application/yaml (got " +
+                                                   type + ")"));
+  }
+  auto body = parseBody(req.body, yaml);
+  if (!body.isOk()) return writeError(res, body.status());
+  // The path names the queue; a body that names one must name the same, so
+  // a file written for one queue is not stored under another by mistake.
+  QueueConfig queue;
+  queue.name = name;
+  if (Status st = readQueue(*body, "", queue, "queue"); !st.isOk()) return writeError(res, st);
+  if (queue.name != name) {
+    return writeError(
+        res, Status::invalidArgument("is \"" + queue.name + "\" but the path names queue \"" +
+                                         name + "\"; leave it out or make them match",
+                                     "name"));
+  }
+  auto change = control_.putQueue(std::move(queue));
+  if (!change.isOk()) return writeError(res, change.status());
+  caller.audit_detail = std::string(change->created ? "created" : "set") + " queue " +
+                        change->queue.name + ": " + describeQuotas(change->queue);
+  Json out = queueToJson(change->queue);
+  if (!change->note.empty()) out["note"] = change->note;
+  writeJson(res, 200, out);
+}
+
+void ApiServer::deleteQueue(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  const std::string name = pathParam(req, 1);
+  if (Status st = control_.deleteQueue(name); !st.isOk()) return writeError(res, st);
+  caller.audit_detail = "deleted queue " + name;
+  writeNoContent(res);
 }
 
 void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller) {

@@ -65,6 +65,8 @@ class ApiServer {
   void getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getNodes(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getQueues(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void deleteQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
   // The job at the route's {id} if the caller holds `permission` on it;
   // NotFound when it is missing or in a project the caller cannot read.
   Result<Job> visibleJob(const httplib::Request& req, Caller& caller, auth::Permission permission);

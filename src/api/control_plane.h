@@ -12,6 +12,7 @@
 #include "common/time.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "core/queue.h"
 
 namespace ty {
 
@@ -58,6 +59,15 @@ struct QueueView {
   int running = 0;
 };
 
+// What a queue change did, for the answer to the admin who made it.
+struct QueueChange {
+  QueueConfig queue;     // as stored and now in force
+  bool created = false;  // false: an existing queue was replaced
+  // Consequences worth knowing, in plain words; empty when there are none
+  // ("nlp uses 12 GPUs, above the new nominal 8: ...").
+  std::string note;
+};
+
 class ControlPlane {
  public:
   virtual ~ControlPlane() = default;
@@ -76,6 +86,17 @@ class ControlPlane {
   virtual std::vector<NodeView> nodes() const = 0;
   virtual std::optional<WaitInfo> waitInfo(JobId id) const = 0;
   virtual std::vector<QueueView> queues() const = 0;
+  // Creates the queue named `queue.name`, or replaces its whole config
+  // (queues and quotas are changed only by global admins; the API checks
+  // that). Validated first (InvalidArgument naming the field), stored
+  // durably, then in force from the next scheduling pass. A quota below
+  // what the queue uses now is allowed: nothing is stopped for it, and the
+  // note says what follows.
+  virtual Result<QueueChange> putQueue(QueueConfig queue) = 0;
+  // Deletes a queue: NotFound when there is none of this name,
+  // FailedPrecondition (saying how many) while jobs of it are pending or
+  // running.
+  virtual Status deleteQueue(const std::string& name) = 0;
   // True while the reconcile loop is running and the store answers.
   virtual bool ready() const = 0;
 };

@@ -55,7 +55,14 @@ Gateway::Gateway(Store& store, const Clock& clock, GatewayOptions options)
       token_limits_(options.rate_limit),
       address_limits_(options.rate_limit),
       login_limits_(options.login_rate_limit),
-      lockout_(options.lockout) {}
+      lockout_(options.lockout) {
+  // A hash to verify against when the user does not exist or has no
+  // password, so that such a login takes as long as a wrong password. Made
+  // here, not on first use, so the first such login is not slower either.
+  auto h = auth::hashPassword(auth::newToken(), options_.password_params);
+  if (!h.isOk()) std::abort();  // libsodium cannot allocate: nothing is safe
+  decoy_hash_ = *h;
+}
 
 std::string Gateway::csrfToken(const std::string& session_secret) {
   return auth::tokenHash("csrf:" + session_secret);
@@ -214,14 +221,6 @@ std::vector<Route> Gateway::sessionRoutes() {
   };
 }
 
-const std::string& Gateway::decoyHash() {
-  std::call_once(decoy_once_, [this] {
-    auto h = auth::hashPassword(auth::newToken(), options_.password_params);
-    decoy_hash_ = h.isOk() ? *h : "";
-  });
-  return decoy_hash_;
-}
-
 void Gateway::login(const httplib::Request& req, httplib::Response& res, Caller& caller) {
   Timestamp now = clock_.now();
   auth::TakeResult take = login_limits_.take("login:" + caller.address, now);
@@ -255,6 +254,8 @@ void Gateway::login(const httplib::Request& req, httplib::Response& res, Caller&
     ttl = *d;
   }
 
+  std::string source_project;
+  Timestamp source_expiry = 0;
   if (!token.empty()) {
     // An API token signs in too, so the bootstrap admin can use the web UI
     // before any password exists.
@@ -269,15 +270,28 @@ void Gateway::login(const httplib::Request& req, httplib::Response& res, Caller&
       return unauthenticated(res, p);
     }
     caller.audit_detail = "signed in with token " + std::to_string((*found)->id);
+    // What a token signs in to is never more than the token itself: the same
+    // project limit, and no later expiry.
+    source_project = (*found)->project;
+    source_expiry = (*found)->expires_at;
   } else {
     caller.principal.user = validIdentityName(name) ? name : "";
     const Status wrong = Status::unauthenticated("wrong user name or password");
     if (password.empty()) {
       return writeError(res, Status::invalidArgument("is required with \"user\"", "password"));
     }
+    // Names that cannot exist share one lockout key, so that made-up names
+    // of any length cost no memory.
+    const std::string key = validIdentityName(name) ? name : "\x01invalid";
     auto user = validIdentityName(name) ? store_.getUser(name) : Result<User>(Status::notFound(""));
-    std::optional<Timestamp> until = lockout_.locked(name, now);
-    if (!until && user.isOk() && user->locked_until > now) until = user->locked_until;
+    // A known user's lock lives in their row (it survives a restart, and an
+    // admin's password reset lifts it); an unknown name's only here.
+    std::optional<Timestamp> until;
+    if (user.isOk()) {
+      if (user->locked_until > now) until = user->locked_until;
+    } else {
+      until = lockout_.locked(key, now);
+    }
     if (until) {
       // Refused without looking at the password: guessing on is pointless.
       caller.audit_detail = "refused: account locked";
@@ -290,39 +304,45 @@ void Gateway::login(const httplib::Request& req, httplib::Response& res, Caller&
     if (user.isOk() && !user->password_hash.empty() && !user->disabled) {
       ok = auth::verifyPassword(user->password_hash, password);
     } else {
-      (void)auth::verifyPassword(decoyHash(), password);
+      (void)auth::verifyPassword(decoy_hash_, password);
     }
     if (!ok) {
       caller.audit_detail = "sign-in failed";
-      if (auto until = lockout_.recordFailure(name, now); until && user.isOk()) {
-        User locked = *user;
-        locked.locked_until = *until;
-        (void)store_.updateUser(locked);  // shown to admins in the users list
+      if (auto locked = lockout_.recordFailure(key, now); locked && user.isOk()) {
+        UserChange lock;
+        lock.locked_until = *locked;
+        if (Status st = store_.updateUser(name, lock); st.isOk()) {
+          lockout_.recordSuccess(key);  // the row holds the lock from here
+        }
         caller.audit_detail = "sign-in failed; account locked";
       }
       return unauthenticated(res, wrong);
     }
-    lockout_.recordSuccess(name);
-    User u = *user;
-    bool changed = u.locked_until != 0 || u.failed_logins != 0;
-    u.locked_until = 0;
-    u.failed_logins = 0;
-    if (auth::needsRehash(u.password_hash, options_.password_params)) {
+    lockout_.recordSuccess(key);
+    if (auth::needsRehash(user->password_hash, options_.password_params)) {
+      // Only if the hash is still the one just verified: a password changed
+      // meanwhile must not be overwritten with the old one.
       if (auto h = auth::hashPassword(password, options_.password_params); h.isOk()) {
-        u.password_hash = *h;
-        changed = true;
+        UserChange rehash;
+        rehash.password_hash = *h;
+        rehash.if_password_hash = user->password_hash;
+        (void)store_.updateUser(name, rehash);
       }
     }
-    if (changed) (void)store_.updateUser(u);
-    if (Status p = principalOf(u.name, "", caller); !p.isOk()) return unauthenticated(res, p);
+    if (Status p = principalOf(name, "", caller); !p.isOk()) return unauthenticated(res, p);
     caller.audit_detail = "signed in with a password";
   }
 
   ApiToken spec;
   spec.user = caller.user();
+  spec.project = source_project;
+  auto capped = [source_expiry](Timestamp at) {
+    if (source_expiry == 0) return at;
+    return at == 0 ? source_expiry : std::min(at, source_expiry);
+  };
   if (mode == "token") {
     spec.name = token_name;
-    spec.expires_at = ttl ? now + *ttl : 0;
+    spec.expires_at = capped(ttl ? now + *ttl : 0);
     auto issued = issueToken(store_, now, spec);
     if (!issued.isOk()) return writeError(res, issued.status());
     Json out = tokenToJson(issued->token, now);
@@ -332,7 +352,8 @@ void Gateway::login(const httplib::Request& req, httplib::Response& res, Caller&
   }
   DurationMs session_ttl = ttl ? std::min(*ttl, options_.session_ttl) : options_.session_ttl;
   spec.name = kSessionTokenName;
-  spec.expires_at = now + session_ttl;
+  spec.expires_at = capped(now + session_ttl);
+  session_ttl = spec.expires_at - now;
   auto issued = issueToken(store_, now, spec);
   if (!issued.isOk()) return writeError(res, issued.status());
   res.set_header("Set-Cookie", sessionCookie(issued->secret, session_ttl));

@@ -11,7 +11,6 @@
 
 #include <httplib.h>
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,9 +70,6 @@ class Gateway {
   static void writeLimited(httplib::Response& res, DurationMs retry_after,
                            const std::string& message);
   void audit(const httplib::Request& req, const httplib::Response& res, const Caller& caller);
-  // A hash to verify against when the user does not exist, so that a login
-  // takes as long for a missing user as for a wrong password.
-  const std::string& decoyHash();
 
   Store& store_;
   const Clock& clock_;
@@ -82,8 +78,7 @@ class Gateway {
   auth::TokenBucket address_limits_;
   auth::TokenBucket login_limits_;
   auth::LoginGuard lockout_;
-  std::once_flag decoy_once_;
-  std::string decoy_hash_;
+  std::string decoy_hash_;  // set once in the constructor
 };
 
 }  // namespace ty

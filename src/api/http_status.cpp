@@ -36,7 +36,10 @@ int httpStatus(StatusCode code) {
 
 void writeError(httplib::Response& res, const Status& status) {
   res.status = httpStatus(status.code());
-  res.set_content(errorToJson(status).dump() + "\n", "application/json");
+  // Messages may echo request text (a path, a header) that is not UTF-8:
+  // replace such bytes rather than throw outside any handler.
+  res.set_content(errorToJson(status).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n",
+                  "application/json");
 }
 
 }  // namespace ty

@@ -192,9 +192,12 @@ Status patchUser(const IdentityContext& ctx, const Req& req, Res& res, Caller& c
     if (!detail.empty()) detail += "; ";
     detail += (*disabled ? "disabled user " : "enabled user ") + name;
   }
+  UserChange change;
+  change.is_admin = admin;
+  change.disabled = disabled;
+  TY_RETURN_IF_ERROR(noSuch(ctx.store->updateUser(name, change), "user"));
   user->is_admin = admin.value_or(user->is_admin);
   user->disabled = disabled.value_or(user->disabled);
-  TY_RETURN_IF_ERROR(noSuch(ctx.store->updateUser(*user), "user"));
   caller.audit_detail = detail.empty() ? "updated user " + name + " (no change)" : detail;
   writeJson(res, 200, userToJson(*user, ctx.clock->now()));
   return Status::ok();
@@ -231,11 +234,13 @@ Status setPassword(const IdentityContext& ctx, const Req& req, Res& res, Caller&
       return Status::permissionDenied("current_password is wrong");
     }
   }
-  TY_ASSIGN_OR_RETURN(user->password_hash, auth::hashPassword(password, ctx.password_params));
-  // A new password ends a lockout: the failures were against the old one.
-  user->failed_logins = 0;
-  user->locked_until = 0;
-  TY_RETURN_IF_ERROR(noSuch(ctx.store->updateUser(*user), "user"));
+  UserChange change;
+  TY_ASSIGN_OR_RETURN(change.password_hash, auth::hashPassword(password, ctx.password_params));
+  // The store clears a lockout with a new password: the failures were
+  // against the old one. A change that proved the old password applies only
+  // while it is still the stored one.
+  if (self && !user->password_hash.empty()) change.if_password_hash = user->password_hash;
+  TY_RETURN_IF_ERROR(noSuch(ctx.store->updateUser(name, change), "user"));
   caller.audit_detail = self ? "changed own password" : "set password of " + name;
   writeNoContent(res);
   return Status::ok();

@@ -4,7 +4,10 @@ namespace ty {
 
 void writeJson(httplib::Response& res, int status, const Json& body) {
   res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
+  // Stored text (names, log-derived reasons) may hold bytes that are not
+  // UTF-8; they are replaced, never a reason to fail the answer.
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n",
+                  "application/json");
 }
 
 void writeNoContent(httplib::Response& res) {

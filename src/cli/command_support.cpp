@@ -148,7 +148,7 @@ std::unique_ptr<ApiClient> connect(const Globals& g) {
   options.ca_cert = caCertPath(g.ca_cert, options.base_url);
   std::optional<CredentialStore> store;
   if (auto s = CredentialStore::forCurrentUser(); s.isOk()) store = *s;
-  auto token = orFail(g, resolveToken(store));
+  auto token = orFail(g, resolveToken(store, options.base_url));
   if (token) {
     options.token = token->token;
     options.token_source = token->source;

@@ -11,6 +11,7 @@
 #include "cli/identity_commands.h"
 #include "cli/table.h"
 #include "codec/job_codec.h"
+#include "codec/queue_codec.h"
 
 namespace ty {
 namespace {
@@ -309,12 +310,81 @@ void addCancel(CLI::App& app, std::shared_ptr<Globals> g) {
   });
 }
 
+// `queue set NAME -f FILE` and `queue delete NAME` (global admins): the
+// file holds one queue as in the config file's scheduler.queues, with or
+// without its name.
+void addQueueChanges(CLI::App* queue, const std::shared_ptr<Globals>& g) {
+  struct Opts {
+    std::string name, file;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* set = queue->add_subcommand(
+      "set",
+      "Create a queue or replace its whole config from a file (global admins); in force from "
+      "the next scheduling pass");
+  set->add_option("NAME", o->name, "Queue name: 1-64 of a-z 0-9 . _ -")->required();
+  set->add_option("-f,--file", o->file,
+                  "The queue as in the config file's scheduler.queues (YAML or JSON); - reads "
+                  "stdin")
+      ->required();
+  set->callback([g, o] {
+    std::string text;
+    if (o->file == "-") {
+      std::stringstream in;
+      in << g->io.in->rdbuf();
+      text = in.str();
+    } else {
+      std::ifstream in(o->file);
+      if (!in) usageError(*g, "--file", "cannot read " + o->file);
+      std::stringstream buf;
+      buf << in.rdbuf();
+      text = buf.str();
+    }
+    // Parsed here so that YAML goes out as JSON and a file that is not a
+    // map is refused before asking the server; the server checks the rest
+    // and names the field at fault.
+    Json body = orFail(*g, parseBody(text, /*yaml=*/true));
+    if (!body.is_object()) {
+      fail(*g, Status::invalidArgument("must hold one queue: a map such as {quota: {gpu: "
+                                       "{nominal: 8}}}",
+                                       o->file));
+    }
+    auto client = connect(*g);
+    Json stored = orFail(*g, client->put("/api/v1/queues/" + queryEncode(o->name), body.dump()));
+    if (printStructured(*g, stored)) return;
+    std::ostream& out = *g->io.out;
+    // The answer is the queue's form plus the note.
+    Json shape = stored;
+    if (shape.is_object()) shape.erase("note");
+    QueueConfig q;
+    if (readQueue(shape, "", q, "queue").isOk()) {
+      out << "set queue " << q.name << ": " << describeQuotas(q) << "\n";
+    } else {
+      out << "set queue " << o->name << "\n";
+    }
+    if (stored.contains("note") && stored["note"].is_string()) {
+      out << "note: " << stored["note"].get<std::string>() << "\n";
+    }
+  });
+
+  auto delete_name = std::make_shared<std::string>();
+  CLI::App* del = queue->add_subcommand(
+      "delete", "Delete a queue (global admins; refused while it has pending or running jobs)");
+  del->add_option("NAME", *delete_name, "Queue name")->required();
+  del->callback([g, delete_name] {
+    auto client = connect(*g);
+    orFail(*g, client->del("/api/v1/queues/" + queryEncode(*delete_name)));
+    if (g->output == "table") *g->io.out << "deleted queue " << *delete_name << "\n";
+  });
+}
+
 void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
   auto only = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "queue", "Queues with quota and usage, then waiting jobs in the order they will start");
   cmd->add_option("QUEUE", *only, "Only this queue");
-  cmd->callback([g, only] {
+  cmd->callback([g, only, cmd] {
+    if (!cmd->get_subcommands().empty()) return;
     std::ostream& out = *g->io.out;
     auto client = connect(*g);
     Json queues = orFail(*g, client->get("/api/v1/queues"));
@@ -370,6 +440,7 @@ void addQueue(CLI::App& app, std::shared_ptr<Globals> g) {
       t.print(out);
     }
   });
+  addQueueChanges(cmd, g);
 }
 
 void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {

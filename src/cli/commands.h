@@ -1,5 +1,6 @@
 // The client subcommands of `trainyard`: submit, jobs, describe, logs,
-// cancel, nodes, queue, and the identity verbs (login, logout, whoami,
+// cancel, nodes, queue (and, for global admins, `queue set NAME -f FILE`
+// and `queue delete NAME`), and the identity verbs (login, logout, whoami,
 // passwd, users, projects, members, tokens, audit; see
 // identity_commands.h). Each prints a table for people or, with
 // -o json|yaml, the API's JSON for scripts. Exit codes: 0 ok, 1 failure,

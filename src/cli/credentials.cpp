@@ -205,11 +205,17 @@ Status CredentialStore::saveCaCert(const std::string& path) const {
 
 Status CredentialStore::removeCaCert() const { return removeFile("ca-cert"); }
 
-Result<std::optional<ResolvedToken>> resolveToken(const std::optional<CredentialStore>& store) {
+Result<std::optional<ResolvedToken>> resolveToken(const std::optional<CredentialStore>& store,
+                                                  const std::string& server_url) {
   std::optional<ResolvedToken> found;
+  auto trimmed = [](std::string u) {
+    while (!u.empty() && u.back() == '/') u.pop_back();
+    return u;
+  };
   if (const char* env = std::getenv(kTokenEnv); env && *env) {
     found = ResolvedToken{firstLine(env), kTokenEnv};
-  } else if (store) {
+  } else if (auto saved = store ? store->readServer() : std::nullopt;
+             store && (!saved || trimmed(*saved) == trimmed(server_url))) {
     auto token = store->readToken();
     if (!token.isOk()) return token.status();
     if (token->has_value()) found = ResolvedToken{**token, store->tokenPath().string()};

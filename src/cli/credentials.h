@@ -78,10 +78,13 @@ struct ResolvedToken {
   std::string source;
 };
 
-// The token to send: $TRAINYARD_TOKEN when set and non-empty, else the
-// token file of `store` (when there is a store). nullopt when there is
-// neither. Fails when the chosen token is not shaped like a Trainyard token
-// or the file is unsafe (see readToken).
-Result<std::optional<ResolvedToken>> resolveToken(const std::optional<CredentialStore>& store);
+// The token to send to `server_url`: $TRAINYARD_TOKEN when set and
+// non-empty, else the token file of `store` (when there is a store) if it
+// was saved for this server: a token saved at login is never sent to
+// another server (one named by --server or a project's environment could
+// collect it). nullopt when there is none. Fails when the chosen token is
+// not shaped like a Trainyard token or the file is unsafe (see readToken).
+Result<std::optional<ResolvedToken>> resolveToken(const std::optional<CredentialStore>& store,
+                                                  const std::string& server_url);
 
 }  // namespace ty

@@ -174,20 +174,38 @@ TEST_F(CredentialsTest, ServerAndCaCertAreSavedBesideTheToken) {
   EXPECT_FALSE(store.readCaCert().has_value());
 }
 
+constexpr const char* kServer = "http://127.0.0.1:8080";
+
+TEST_F(CredentialsTest, SavedTokenGoesOnlyToTheServerItWasSavedFor) {
+  CredentialStore store(root_ / "cfg");
+  std::string token = auth::newToken();
+  ASSERT_TRUE(store.saveToken(token).isOk());
+  ASSERT_TRUE(store.saveServer("https://trainyard.lab:8443").isOk());
+  auto same = resolveToken(store, "https://trainyard.lab:8443/");
+  ASSERT_TRUE(same.isOk());
+  ASSERT_TRUE(same->has_value());
+  EXPECT_EQ((*same)->token, token);
+  // Another server (a --server flag, or TRAINYARD_SERVER set by someone
+  // else's environment) never gets it.
+  auto other = resolveToken(store, "http://evil.example:8080");
+  ASSERT_TRUE(other.isOk());
+  EXPECT_FALSE(other->has_value());
+}
+
 TEST_F(CredentialsTest, EnvironmentTokenWinsOverTheFile) {
   CredentialStore store(root_ / "cfg");
   std::string from_file = auth::newToken();
   std::string from_env = auth::newToken();
   ASSERT_TRUE(store.saveToken(from_file).isOk());
 
-  auto resolved = resolveToken(store);
+  auto resolved = resolveToken(store, kServer);
   ASSERT_TRUE(resolved.isOk());
   ASSERT_TRUE(resolved->has_value());
   EXPECT_EQ((*resolved)->token, from_file);
   EXPECT_EQ((*resolved)->source, store.tokenPath().string());
 
   ::setenv(kTokenEnv, from_env.c_str(), 1);
-  resolved = resolveToken(store);
+  resolved = resolveToken(store, kServer);
   ASSERT_TRUE(resolved.isOk());
   ASSERT_TRUE(resolved->has_value());
   EXPECT_EQ((*resolved)->token, from_env);
@@ -195,7 +213,7 @@ TEST_F(CredentialsTest, EnvironmentTokenWinsOverTheFile) {
 
   // An empty variable counts as unset.
   ::setenv(kTokenEnv, "", 1);
-  resolved = resolveToken(store);
+  resolved = resolveToken(store, kServer);
   ASSERT_TRUE(resolved.isOk());
   EXPECT_EQ((*resolved)->token, from_file);
 }
@@ -204,26 +222,26 @@ TEST_F(CredentialsTest, EnvironmentTokenWinsEvenOverAnUnsafeFile) {
   CredentialStore store(root_ / "cfg");
   ASSERT_TRUE(store.saveToken(auth::newToken()).isOk());
   ASSERT_EQ(::chmod(store.tokenPath().c_str(), 0644), 0);
-  EXPECT_FALSE(resolveToken(store).isOk());
+  EXPECT_FALSE(resolveToken(store, kServer).isOk());
   std::string from_env = auth::newToken();
   ::setenv(kTokenEnv, from_env.c_str(), 1);
-  auto resolved = resolveToken(store);
+  auto resolved = resolveToken(store, kServer);
   ASSERT_TRUE(resolved.isOk());
   EXPECT_EQ((*resolved)->token, from_env);
 }
 
 TEST_F(CredentialsTest, NoTokenAnywhereIsNone) {
-  auto resolved = resolveToken(CredentialStore(root_ / "cfg"));
+  auto resolved = resolveToken(CredentialStore(root_ / "cfg"), kServer);
   ASSERT_TRUE(resolved.isOk());
   EXPECT_FALSE(resolved->has_value());
-  resolved = resolveToken(std::nullopt);
+  resolved = resolveToken(std::nullopt, kServer);
   ASSERT_TRUE(resolved.isOk());
   EXPECT_FALSE(resolved->has_value());
 }
 
 TEST_F(CredentialsTest, AMalformedTokenIsRefusedWithoutShowingIt) {
   ::setenv(kTokenEnv, "hunter2-not-a-token", 1);
-  auto resolved = resolveToken(std::nullopt);
+  auto resolved = resolveToken(std::nullopt, kServer);
   ASSERT_FALSE(resolved.isOk());
   EXPECT_NE(resolved.status().message().find(kTokenEnv), std::string::npos);
   EXPECT_EQ(resolved.status().message().find("hunter2"), std::string::npos);

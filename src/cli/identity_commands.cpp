@@ -153,7 +153,7 @@ void addLogout(CLI::App& app, const GlobalsPtr& g) {
   cmd->callback([g] {
     const CliIo& io = g->io;
     std::optional<CredentialStore> store = userStore();
-    auto resolved = resolveToken(store);
+    auto resolved = resolveToken(store, serverUrl(g->server));
     bool revoke_failed = false;
     bool had_token = false;
     bool from_env = false;

@@ -65,6 +65,12 @@ class ApiAuthzTest : public JobServiceTest {
     }));
 
     for (const char* p : {"default", "a", "b"}) ASSERT_TRUE(store_->createProject({p, 1}).isOk());
+    // An unlimited queue for every project, so that jobs are still accepted
+    // once the queue routes have created queues of their own (a server with
+    // queues refuses a job whose project has none).
+    QueueConfig everyone;
+    everyone.name = everyone.project = "default";
+    ASSERT_TRUE(service_->putQueue(everyone).isOk());
     addUser("root", true);
     for (Role r : auth::kAllRoles) {
       std::string name = std::string(auth::roleName(r)) + "-a";
@@ -199,6 +205,16 @@ class ApiAuthzTest : public JobServiceTest {
       std::string path = "/api/v1/tokens/" + std::to_string(t->id);
       if (!c.own) path += "?user=other";
       return Call{path, ""};
+    }
+    if (key == "PUT /api/v1/queues/{name}") {
+      return Call{"/api/v1/queues/" + fresh("q"),
+                  R"({"cohort":"lab","quota":{"gpu":{"nominal":1}}})"};
+    }
+    if (key == "DELETE /api/v1/queues/{name}") {
+      QueueConfig q;
+      q.name = q.project = fresh("q");
+      EXPECT_TRUE(service_->putQueue(q).isOk());
+      return Call{"/api/v1/queues/" + q.name, ""};
     }
     if (key == "POST /api/v1/jobs") {
       return Call{route.doc.path,
@@ -351,6 +367,53 @@ TEST_F(ApiAuthzTest, ProjectScopedTokenSeesOnlyItsProject) {
   auto list = Json::parse(http.Get("/api/v1/jobs", h)->body);
   ASSERT_EQ(list["jobs"].size(), 1u);
   EXPECT_EQ(std::to_string(list["jobs"][0]["id"].get<std::int64_t>()), in_a);
+}
+
+TEST_F(ApiAuthzTest, SigningInWithAScopedTokenKeepsItsScopeAndExpiry) {
+  ApiToken want;
+  want.user = "root";
+  want.name = "ci";
+  want.project = "a";
+  want.expires_at = clock_.now() + 3'600'000;
+  auto scoped = issueToken(*store_, clock_.now(), want);
+  ASSERT_TRUE(scoped.isOk());
+  httplib::Client http("127.0.0.1", port_);
+  for (const char* mode : {"token", "session"}) {
+    auto res = http.Post("/api/v1/login", Json{{"token", scoped->secret}, {"mode", mode}}.dump(),
+                         "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status / 100, 2) << res->body;
+  }
+  // Every token of root now: none may be wider or live longer than the one
+  // it came from.
+  const std::vector<ApiToken> tokens = store_->tokensOfUser("root").value();
+  for (const ApiToken& t : tokens) {
+    if (t.name == "test") continue;  // the fixture's own
+    EXPECT_EQ(t.project, "a") << t.name;
+    EXPECT_GT(t.expires_at, 0) << t.name;
+    EXPECT_LE(t.expires_at, want.expires_at) << t.name;
+  }
+}
+
+TEST_F(ApiAuthzTest, IdempotencyKeyDoesNotReachAJobOfAnotherProject) {
+  httplib::Client http("127.0.0.1", port_);
+  httplib::Headers h = {{"Authorization", "Bearer " + tokens_["root"]},
+                        {"Idempotency-Key", "nightly"}};
+  auto body = [](const char* project) {
+    return Json{{"name", "t"}, {"project", project}, {"command", {"true"}}}.dump();
+  };
+  EXPECT_EQ(http.Post("/api/v1/jobs", h, body("a"), "application/json")->status, 201);
+  EXPECT_EQ(http.Post("/api/v1/jobs", h, body("a"), "application/json")->status, 200);
+  EXPECT_EQ(http.Post("/api/v1/jobs", h, body("b"), "application/json")->status, 409);
+}
+
+TEST_F(ApiAuthzTest, PathThatIsNotUtf8GetsAnAnswerNotACrash) {
+  httplib::Client http("127.0.0.1", port_);
+  auto res = http.Get("/%FF%FE");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_TRUE(Json::accept(res->body)) << res->body;
+  EXPECT_EQ(http.Get("/healthz")->status, 200);
 }
 
 TEST_F(ApiAuthzTest, RouteWithoutAccessDeclarationIsRefused) {

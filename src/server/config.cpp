@@ -6,6 +6,7 @@
 
 #include "codec/job_codec.h"
 #include "codec/object_reader.h"
+#include "codec/queue_codec.h"
 #include "common/units.h"
 #include "core/placement.h"
 #include "gpu/topology.h"
@@ -13,71 +14,6 @@
 namespace ty {
 
 namespace {
-
-// One resource's quota; GPUs and CPUs in units (fractions allowed), memory
-// with a unit. Amounts come out in milli-units and bytes.
-Status readQuota(const Json& j, const std::string& path, const std::string& resource, Quota& q) {
-  ObjectReader r(j, path, "config");
-  TY_RETURN_IF_ERROR(r.check());
-  bool memory = resource == "memory";
-  auto amount = [&](const char* key, std::optional<std::int64_t>& out) -> Status {
-    if (!r.get(key)) return Status::ok();
-    if (memory) {
-      std::int64_t bytes = 0;
-      TY_RETURN_IF_ERROR(r.memory(key, bytes));
-      out = bytes;
-    } else {
-      Quantity units;
-      TY_RETURN_IF_ERROR(r.quantity(key, units, "8 or 0.5"));
-      out = units.milli();
-    }
-    return Status::ok();
-  };
-  std::optional<std::int64_t> nominal;
-  TY_RETURN_IF_ERROR(amount("nominal", nominal));
-  if (!nominal) return Status::invalidArgument("is required", path + ".nominal");
-  q.nominal = *nominal;
-  TY_RETURN_IF_ERROR(amount("borrowing_limit", q.borrowing_limit));
-  TY_RETURN_IF_ERROR(amount("lending_limit", q.lending_limit));
-  if (q.lending_limit && *q.lending_limit > q.nominal) {
-    return Status::invalidArgument("must not exceed nominal: a queue lends only what it has",
-                                   path + ".lending_limit");
-  }
-  return r.finish();
-}
-
-Status readQueue(const Json& j, const std::string& path, QueueConfig& q) {
-  ObjectReader r(j, path, "config");
-  TY_RETURN_IF_ERROR(r.check());
-  TY_RETURN_IF_ERROR(r.string("name", q.name));
-  if (q.name.empty()) return Status::invalidArgument("is required", path + ".name");
-  q.project = q.name;
-  TY_RETURN_IF_ERROR(r.string("project", q.project));
-  TY_RETURN_IF_ERROR(r.string("cohort", q.cohort));
-  if (const Json* w = r.get("weight")) {
-    if (!w->is_number() || w->get<double>() <= 0 || w->get<double>() > 1000) {
-      return Status::invalidArgument("must be a number above 0 and at most 1000", path + ".weight");
-    }
-    q.weight = w->get<double>();
-  }
-  if (const Json* quota = r.get("quota")) {
-    if (!quota->is_object()) {
-      return Status::invalidArgument("must be a map of resource: {nominal: ...}", path + ".quota");
-    }
-    for (auto it = quota->begin(); it != quota->end(); ++it) {
-      const std::string& res = it.key();
-      std::string at = path + ".quota." + res;
-      bool known = res == "gpu" || res == "cpu" || res == "memory" ||
-                   (res.rfind("gpu:", 0) == 0 && res.size() > 4);
-      if (!known) {
-        return Status::invalidArgument(
-            "unknown resource; use gpu, gpu:<model> (e.g. gpu:A100), cpu or memory", at);
-      }
-      TY_RETURN_IF_ERROR(readQuota(*it, at, res, q.quotas[res]));
-    }
-  }
-  return r.finish();
-}
 
 // gpu_topology: one string ("X,NV12;NV12,X") or a list of rows, each a
 // string ("X NV12") or a list of cells ([X, NV12]); kept as one string with

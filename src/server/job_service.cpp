@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <future>
+#include <set>
 
+#include "codec/queue_codec.h"
 #include "common/units.h"
 
 namespace ty {
@@ -156,6 +158,7 @@ JobService::~JobService() { stop(); }
 
 Status JobService::start() {
   TY_ASSIGN_OR_RETURN(placement_, makePlacementPolicy(options_.placement, defaultWorkload()));
+  TY_RETURN_IF_ERROR(loadQueues());
   executor_.setObserver([this](const ReplicaExit& e) {
     std::lock_guard lock(inbox_mu_);
     exits_.push_back(e);
@@ -194,11 +197,14 @@ Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::stri
                                                    const std::string& idempotency_key) {
   if (spec.name.empty()) spec.name = defaultName(spec);
   TY_RETURN_IF_ERROR(validateSpec(spec));
-  TY_RETURN_IF_ERROR(resolveQueue(spec));
+  // Until the job is stored, its queue may not be deleted (see admission_mu_).
+  std::shared_lock admission(admission_mu_);
+  const PolicyConfig policy = policyNow();
+  TY_RETURN_IF_ERROR(resolveQueue(spec, policy.queues));
   TY_RETURN_IF_ERROR(checkFeasible(spec, options_.nodes));
   // A job over its queue's ceiling (nominal plus all it may ever borrow)
   // would wait for ever: refuse it here, before anything is stored.
-  TY_RETURN_IF_ERROR(checkQuota(spec, options_.policy, options_.nodes));
+  TY_RETURN_IF_ERROR(checkQuota(spec, policy, options_.nodes));
   Job job;
   job.spec = std::move(spec);
   job.user = user;
@@ -209,6 +215,7 @@ Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::stri
                                 "Submitted by " + user + ": " + describeRequest(job.spec)}};
   bool replayed = false;
   TY_RETURN_IF_ERROR(batcher_.submit(job, std::move(events), replayed));
+  admission.unlock();
   if (!replayed) {
     std::lock_guard lock(inbox_mu_);
     new_jobs_.push_back(job);
@@ -248,8 +255,7 @@ std::optional<WaitInfo> JobService::waitInfo(JobId id) const {
   return it->second;
 }
 
-Status JobService::resolveQueue(JobSpec& spec) const {
-  const auto& queues = options_.policy.queues;
+Status JobService::resolveQueue(JobSpec& spec, const std::vector<QueueConfig>& queues) {
   auto names = [&] {
     std::string out;
     for (const auto& q : queues) out += (out.empty() ? "" : ", ") + q.name;
@@ -344,7 +350,8 @@ std::vector<QueueView> JobService::queueView() const {
     v.name = name;
     return v;
   };
-  for (const auto& q : options_.policy.queues) {
+  const std::vector<QueueConfig> queues = queuesNow();
+  for (const auto& q : queues) {
     QueueView& v = entry(q.name);
     v.cohort = q.cohort;
     v.weight = q.weight;
@@ -354,7 +361,7 @@ std::vector<QueueView> JobService::queueView() const {
                              quota.lending_limit.value_or(-1), 0});
     }
   }
-  if (options_.policy.queues.empty()) entry("default").projects = {};
+  if (queues.empty()) entry("default").projects = {};
   auto resource = [](QueueView& v, const std::string& name) -> QueueView::Resource& {
     for (auto& r : v.resources) {
       if (r.name == name) return r;
@@ -405,6 +412,207 @@ std::vector<QueueView> JobService::queueView() const {
 std::vector<QueueView> JobService::queues() const {
   std::lock_guard lock(view_mu_);
   return queue_view_;
+}
+
+std::vector<QueueConfig> JobService::queuesNow() const {
+  std::lock_guard lock(queues_mu_);
+  return queues_;
+}
+
+PolicyConfig JobService::policyNow() const {
+  PolicyConfig policy = options_.policy;
+  policy.queues = queuesNow();
+  return policy;
+}
+
+void JobService::setQueues(std::vector<QueueConfig> queues) {
+  {
+    std::lock_guard lock(queues_mu_);
+    queues_ = std::move(queues);
+  }
+  std::lock_guard lock(inbox_mu_);
+  reschedule_ = true;
+  inbox_cv_.notify_one();
+}
+
+namespace {
+
+// Equal when both lists hold the same queues with the same configs in the
+// same order (the order picks a project's queue). The codec's form is
+// exact, so equal JSON is equal queues.
+bool sameQueues(const std::vector<QueueConfig>& a, const std::vector<QueueConfig>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (queueToJson(a[i]) != queueToJson(b[i])) return false;
+  }
+  return true;
+}
+
+// How the config file's queues differ from the stored ones, by name:
+// "nlp differs; vision only in the config file; speech only in the store".
+std::string queueDifferences(const std::vector<QueueConfig>& file,
+                             const std::vector<QueueConfig>& stored) {
+  std::map<std::string, Json> in_store;
+  for (const auto& q : stored) in_store[q.name] = queueToJson(q);
+  std::vector<std::string> parts;
+  std::set<std::string> in_file;
+  for (const auto& q : file) {
+    in_file.insert(q.name);
+    auto it = in_store.find(q.name);
+    if (it == in_store.end()) {
+      parts.push_back(q.name + " only in the config file");
+    } else if (it->second != queueToJson(q)) {
+      parts.push_back(q.name + " differs");
+    }
+  }
+  for (const auto& q : stored) {
+    if (!in_file.count(q.name)) parts.push_back(q.name + " only in the store");
+  }
+  if (parts.empty()) parts.push_back("the same queues in another order");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+std::string queueNames(const std::vector<QueueConfig>& queues) {
+  std::string out;
+  for (const auto& q : queues) out += (out.empty() ? "" : ", ") + q.name;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Status JobService::loadQueues() {
+  TY_ASSIGN_OR_RETURN(std::vector<QueueConfig> stored, store_.listQueues());
+  const std::vector<QueueConfig>& file = options_.policy.queues;
+  if (stored.empty() && !file.empty()) {
+    // The first start (or one after every queue was deleted): the config
+    // file's queues become the stored ones. All are checked before any is
+    // written, so a bad one leaves the store as it was.
+    for (size_t i = 0; i < file.size(); ++i) {
+      std::string path = "scheduler.queues[" + std::to_string(i) + "]";
+      if (Status st = validateQueue(file[i], path); !st.isOk()) return st;
+    }
+    for (const auto& q : file) {
+      if (Status st = store_.putQueue(q); !st.isOk()) {
+        return st.withContext("storing queue " + q.name + " of the config file");
+      }
+    }
+    spdlog::info(
+        "queues: stored the config file's scheduler.queues ({}); from now on the stored queues "
+        "are used: change them with `trainyard queue set` and `trainyard queue delete`",
+        queueNames(file));
+    stored = file;
+  } else if (!file.empty() && !sameQueues(stored, file)) {
+    spdlog::warn(
+        "queues: the config file's scheduler.queues differ from the queues in the store ({}); "
+        "the stored queues ({}) are used, since the config file only seeds a store that has "
+        "none. Change them with `trainyard queue set NAME -f queue.yaml` and `trainyard queue "
+        "delete NAME` (PUT and DELETE /api/v1/queues/{{name}})",
+        queueDifferences(file, stored), queueNames(stored));
+  } else if (file.empty() && !stored.empty()) {
+    spdlog::info("queues: using the {} stored queues ({}); the config file names none",
+                 stored.size(), queueNames(stored));
+  }
+  std::lock_guard lock(queues_mu_);
+  queues_ = std::move(stored);
+  return Status::ok();
+}
+
+std::string JobService::queueChangeNote(const QueueConfig& queue,
+                                        const std::vector<QueueConfig>& queues,
+                                        bool created) const {
+  std::vector<std::string> notes;
+  // Use as of the last pass, against the new nominal quotas.
+  std::vector<QueueView> view = this->queues();
+  for (const auto& v : view) {
+    if (v.name != queue.name) continue;
+    for (const auto& r : v.resources) {
+      auto q = queue.quotas.find(r.name);
+      if (q == queue.quotas.end() || r.used <= q->second.nominal) continue;
+      notes.push_back("queue " + queue.name + " uses " + formatAmount(r.name, r.used) + " " +
+                      resourceNoun(r.name) + ", above the new nominal " +
+                      formatAmount(r.name, q->second.nominal) +
+                      ". Running jobs are not stopped for it: new jobs of the queue wait until "
+                      "its use is back within quota, and the use above nominal counts as "
+                      "borrowed, which queues of its cohort may reclaim by the scheduler's "
+                      "preemption rules");
+    }
+  }
+  if (auto project = store_.getProject(queue.project);
+      !project.isOk() && project.status().code() == StatusCode::kNotFound) {
+    notes.push_back("project " + queue.project +
+                    " does not exist yet; create it with `trainyard projects create " +
+                    queue.project + "` so that its members can submit to this queue");
+  }
+  bool has_default = false;
+  for (const auto& q : queues) has_default = has_default || q.name == "default";
+  if (created && queues.size() == 1 && !has_default) {
+    // The server ran without queues, which puts every job in one unlimited
+    // queue; from now on a job needs a queue.
+    notes.push_back(
+        "this is the only queue: jobs of projects without a queue of their own are now "
+        "refused until there is a queue named default");
+  }
+  std::string out;
+  for (const auto& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out;
+}
+
+Result<QueueChange> JobService::putQueue(QueueConfig queue) {
+  TY_RETURN_IF_ERROR(validateQueue(queue));
+  std::unique_lock admission(admission_mu_);
+  std::vector<QueueConfig> queues = queuesNow();
+  auto it = std::find_if(queues.begin(), queues.end(),
+                         [&](const QueueConfig& q) { return q.name == queue.name; });
+  bool created = it == queues.end();
+  // A new queue goes last, as in the store.
+  if (created) {
+    queues.push_back(queue);
+  } else {
+    *it = queue;
+  }
+  // The store first: a change that was not recorded is not made.
+  TY_RETURN_IF_ERROR(store_.putQueue(queue));
+  std::string note = queueChangeNote(queue, queues, created);
+  setQueues(std::move(queues));
+  spdlog::info("queues: {} queue {}: {}", created ? "created" : "changed", queue.name,
+               describeQuotas(queue));
+  return QueueChange{std::move(queue), created, std::move(note)};
+}
+
+Status JobService::deleteQueue(const std::string& name) {
+  std::unique_lock admission(admission_mu_);
+  std::vector<QueueConfig> queues = queuesNow();
+  auto it = std::find_if(queues.begin(), queues.end(),
+                         [&](const QueueConfig& q) { return q.name == name; });
+  if (it == queues.end()) return Status::notFound(queueNotFoundMessage(name));
+  // Counted in the store: every submitted job is there, including those
+  // the loop has not taken in yet.
+  TY_ASSIGN_OR_RETURN(std::vector<Job> active, store_.activeJobs());
+  int pending = 0;
+  int running = 0;
+  for (const Job& job : active) {
+    if (job.spec.queue != name) continue;
+    (job.state == JobState::kPending ? pending : running) += 1;
+  }
+  if (pending + running > 0) {
+    auto jobs = [](int n, const char* what) {
+      return std::to_string(n) + " " + what + " job" + (n == 1 ? "" : "s");
+    };
+    std::string held = pending > 0 && running > 0
+                           ? jobs(pending, "pending") + " and " + jobs(running, "running")
+                           : (pending > 0 ? jobs(pending, "pending") : jobs(running, "running"));
+    const bool one = pending + running == 1;
+    return Status::failedPrecondition("queue " + name + " still has " + held + "; cancel " +
+                                      (one ? "it or wait for it" : "them or wait for them") +
+                                      " to finish, then delete the queue");
+  }
+  TY_RETURN_IF_ERROR(store_.deleteQueue(name));
+  queues.erase(it);
+  setQueues(std::move(queues));
+  spdlog::info("queues: deleted queue {}", name);
+  return Status::ok();
 }
 
 Status JobService::recover(Pass& pass) {
@@ -477,12 +685,14 @@ void JobService::loop() {
     std::vector<Job> new_jobs;
     std::vector<std::shared_ptr<CancelRequest>> cancels;
     std::vector<ReplicaExit> exits;
+    bool reschedule = false;
     {
       std::unique_lock lock(inbox_mu_);
       Timestamp now = clock_.now();
       Timestamp next = nextDeadline(now);
       auto has_work = [&] {
-        return stop_ || poke_ || !new_jobs_.empty() || !cancels_.empty() || !exits_.empty();
+        return stop_ || poke_ || reschedule_ || !new_jobs_.empty() || !cancels_.empty() ||
+               !exits_.empty();
       };
       if (!has_work()) {
         if (next > 0) {
@@ -513,9 +723,12 @@ void JobService::loop() {
       new_jobs.swap(new_jobs_);
       cancels.swap(cancels_);
       exits.swap(exits_);
+      reschedule = reschedule_;
+      reschedule_ = false;
     }
     Timestamp now = clock_.now();
     Pass pass;
+    pass.schedule = reschedule;
     accrueUsage(pass, now);
     for (auto& job : new_jobs) {
       JobId id = job.id;
@@ -803,7 +1016,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
     return;
   }
   queues.usage = usage_;
-  PolicyConfig policy = options_.policy;
+  PolicyConfig policy = policyNow();
   policy.placement = placement_.get();
   applyServiceLevels(queues, options_.levels, now);
   Decision d = schedule(cluster, queues, policy, now, rng_);

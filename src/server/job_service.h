@@ -9,6 +9,12 @@
 // are launched again, which the executor turns into adoption of what still
 // runs or a report of how it ended.
 //
+// Queues and quotas: read from the store at start (the config file's queues,
+// in options.policy.queues, seed an empty store and are otherwise only
+// compared with it), and replaced at run time by putQueue/deleteQueue, which
+// write the store first and then swap the queues in force, so that the next
+// pass schedules with them.
+//
 // Thread-safe: the ControlPlane methods may be called from any thread.
 #pragma once
 
@@ -19,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -36,7 +43,9 @@ namespace ty {
 struct JobServiceOptions {
   std::vector<NodeInfo> nodes;
   // Queues, fair share, backfill and preemption; `policy.placement` is
-  // ignored: the service makes its own from `placement`.
+  // ignored: the service makes its own from `placement`. `policy.queues`
+  // are the config file's: they seed a store that holds no queues; once it
+  // holds some, the stored ones are used (see JobService).
   PolicyConfig policy;
   // Levels folded into priorities before each pass (core/service_levels.h).
   ServiceLevelConfig levels;
@@ -65,6 +74,8 @@ class JobService final : public ControlPlane {
   std::vector<NodeView> nodes() const override;
   std::optional<WaitInfo> waitInfo(JobId id) const override;
   std::vector<QueueView> queues() const override;
+  Result<QueueChange> putQueue(QueueConfig queue) override;
+  Status deleteQueue(const std::string& name) override;
   bool ready() const override;
 
  private:
@@ -73,6 +84,18 @@ class JobService final : public ControlPlane {
   class Pass;   // the writes and actions of one loop pass
 
   void loop();
+  // Reads the queues in force from the store, seeding it from the config
+  // file's when it holds none.
+  Status loadQueues();
+  // The queues in force, and options_.policy with them.
+  std::vector<QueueConfig> queuesNow() const;
+  PolicyConfig policyNow() const;
+  // Puts `queues` in force and has the loop run a scheduling pass.
+  void setQueues(std::vector<QueueConfig> queues);
+  // The note of a queue change: quotas below use, a project that does not
+  // exist, jobs left without a queue.
+  std::string queueChangeNote(const QueueConfig& queue, const std::vector<QueueConfig>& queues,
+                              bool created) const;
   Status recover(Pass& pass);
   void handleCancel(const std::shared_ptr<CancelRequest>& req, Pass& pass, Timestamp now);
   void handleExit(const ReplicaExit& exit, Pass& pass, Timestamp now);
@@ -80,7 +103,7 @@ class JobService final : public ControlPlane {
   void finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now);
   void beginStop(Job& job, Live& live, Pass& pass, Timestamp now, const std::string& reason,
                  const std::string& why);
-  Status resolveQueue(JobSpec& spec) const;
+  static Status resolveQueue(JobSpec& spec, const std::vector<QueueConfig>& queues);
   std::vector<RunningJob> runningJobs() const;
   void accrueUsage(Pass& pass, Timestamp now);
   void applyPreemption(const Preemption& p, Pass& pass, Timestamp now);
@@ -107,6 +130,17 @@ class JobService final : public ControlPlane {
   std::vector<ReplicaExit> exits_;
   bool stop_ = false;
   bool poke_ = false;
+  bool reschedule_ = false;  // the queues changed: run a scheduling pass
+
+  // The queues in force, guarded by queues_mu_; the loop and submit read
+  // copies.
+  mutable std::mutex queues_mu_;
+  std::vector<QueueConfig> queues_;
+  // Held shared by submit from choosing a job's queue until the job is
+  // stored, and exclusively by queue changes. So a delete, which counts the
+  // queue's jobs in the store, cannot miss a job that was given the queue
+  // just before and stored just after. Never taken by the loop thread.
+  std::shared_mutex admission_mu_;
 
   // Owned by the loop thread.
   std::map<JobId, Job> active_;

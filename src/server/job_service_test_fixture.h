@@ -41,6 +41,7 @@ class FlakyStore final : public Store {
   explicit FlakyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
   std::atomic<int> fail_applies{0};
   std::atomic<int> fail_reads{0};
+  std::atomic<int> fail_queue_writes{0};
 
   Status createJobs(std::vector<Job>& jobs,
                     const std::vector<std::vector<Event>>& events) override {
@@ -72,12 +73,29 @@ class FlakyStore final : public Store {
   }
   Result<std::vector<QueueUsage>> queueUsage() override { return inner_->queueUsage(); }
   bool healthy() override { return true; }
+  Status putQueue(const QueueConfig& q) override {
+    if (fail_queue_writes > 0) {
+      --fail_queue_writes;
+      return Status::unavailable("disk full");
+    }
+    return inner_->putQueue(q);
+  }
+  Status deleteQueue(const std::string& name) override {
+    if (fail_queue_writes > 0) {
+      --fail_queue_writes;
+      return Status::unavailable("disk full");
+    }
+    return inner_->deleteQueue(name);
+  }
+  Result<std::vector<QueueConfig>> listQueues() override { return inner_->listQueues(); }
 
   // Identity calls pass straight through.
   Status createUser(const User& u) override { return inner_->createUser(u); }
   Result<User> getUser(const std::string& n) override { return inner_->getUser(n); }
   Result<std::vector<User>> listUsers() override { return inner_->listUsers(); }
-  Status updateUser(const User& u) override { return inner_->updateUser(u); }
+  Status updateUser(const std::string& n, const UserChange& c) override {
+    return inner_->updateUser(n, c);
+  }
   Status createProject(const Project& p) override { return inner_->createProject(p); }
   Result<Project> getProject(const std::string& n) override { return inner_->getProject(n); }
   Result<std::vector<Project>> listProjects() override { return inner_->listProjects(); }

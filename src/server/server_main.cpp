@@ -164,7 +164,7 @@ int runServer(const ServerConfig& config) {
     // and collectors never hold it.
     std::printf(
         "\nCreated the admin user. Its API token (shown once; also in %s, mode 0600):\n\n  "
-        "%s\n\nSign in with: trainyard login --server %s --token $(cat %s)\n\n",
+        "%s\n\nSign in with: trainyard login --server %s --token - < %s\n\n",
         bootstrap->token_path.c_str(), bootstrap->new_token.c_str(), url.c_str(),
         bootstrap->token_path.c_str());
     std::fflush(stdout);

@@ -86,6 +86,18 @@ struct AuditRecord {
   bool operator==(const AuditRecord&) const = default;
 };
 
+// A change to some fields of one user; fields left unset keep their stored
+// value, so concurrent changes to other fields are never undone.
+struct UserChange {
+  std::optional<std::string> password_hash;  // also clears failed_logins and locked_until
+  // Apply only while the stored password hash is this one (a rehash after a
+  // login, or a change that verified the current password).
+  std::optional<std::string> if_password_hash;
+  std::optional<bool> is_admin;
+  std::optional<bool> disabled;
+  std::optional<Timestamp> locked_until;
+};
+
 struct AuditQuery {
   std::string user;             // empty: any
   int limit = 100;              // 1..1000
@@ -116,9 +128,12 @@ class IdentityStore {
   virtual Result<User> getUser(const std::string& name) = 0;
   // Every user, by name.
   virtual Result<std::vector<User>> listUsers() = 0;
-  // Replaces the stored user named `user.name` with `user` (every field).
-  // NotFound when there is none.
-  virtual Status updateUser(const User& user) = 0;
+  // Applies `change` to user `name` in one transaction. NotFound when there
+  // is no such user; FailedPrecondition when if_password_hash no longer
+  // matches, or when the change would leave no enabled global admin (so the
+  // last one cannot be disabled or demoted, by themselves or by a race of
+  // two admins demoting each other).
+  virtual Status updateUser(const std::string& name, const UserChange& change) = 0;
 
   // --- Projects and memberships -------------------------------------------
   // AlreadyExists when the name is taken.

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "core/job.h"
+#include "core/queue.h"
 #include "store/identity.h"
 
 namespace ty {
@@ -24,6 +25,11 @@ namespace ty {
 // from the API for a job the caller may not see.
 inline std::string jobNotFoundMessage(JobId id) {
   return "job " + std::to_string(id.value()) + " not found";
+}
+
+// The message of NotFound for a queue that is not stored.
+inline std::string queueNotFoundMessage(const std::string& name) {
+  return "no queue \"" + name + "\"; `trainyard queue` lists them";
 }
 
 struct JobQuery {
@@ -64,8 +70,8 @@ struct WriteBatch {
   bool empty() const { return jobs.empty() && attempts.empty() && events.empty() && usage.empty(); }
 };
 
-// Jobs, attempts, events and usage here; users, projects, tokens and the
-// audit log in IdentityStore (identity.h).
+// Jobs, attempts, events, usage and queues here; users, projects, tokens
+// and the audit log in IdentityStore (identity.h).
 class Store : public IdentityStore {
  public:
   ~Store() override = default;
@@ -91,6 +97,23 @@ class Store : public IdentityStore {
   virtual Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) = 0;
   // Every queue's recorded usage, by queue name.
   virtual Result<std::vector<QueueUsage>> queueUsage() = 0;
+
+  // --- Queues and quotas --------------------------------------------------
+  // The scheduler's queues as admins set them (the config file only seeds
+  // them; see docs/configuration.md). Each queue is kept whole, in the
+  // codec's JSON form (codec/queue_codec.h), so a new quota field needs no
+  // schema change. Whether a change is allowed (jobs still in a queue) is
+  // the caller's decision.
+  //
+  // Inserts the queue named `queue.name`, or replaces it whole. A new queue
+  // goes after every stored one; a replaced one keeps its place (the order
+  // decides which queue a project's jobs go to when it has several).
+  // InvalidArgument, naming the field, for a queue validateQueue() refuses.
+  virtual Status putQueue(const QueueConfig& queue) = 0;
+  // NotFound (queueNotFoundMessage) when no queue has this name.
+  virtual Status deleteQueue(const std::string& name) = 0;
+  // Every stored queue, in the order they were first put.
+  virtual Result<std::vector<QueueConfig>> listQueues() = 0;
   // True while the store is open and answering.
   virtual bool healthy() = 0;
 };

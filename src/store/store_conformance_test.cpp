@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec/job_codec.h"
+#include "codec/queue_codec.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
@@ -609,6 +610,86 @@ TYPED_TEST(StoreConformanceTest, QueueUsageIsReplacedByQueueAndWrittenWithTheBat
   EXPECT_EQ(this->store_->queueUsage().value(), want);
 }
 
+// Queues as the tests write them: one GPU quota each, with every optional
+// field set on the first.
+QueueConfig testQueue(const std::string& name, std::int64_t gpus) {
+  QueueConfig q;
+  q.name = name;
+  q.project = name;
+  q.quotas["gpu"] = Quota::units(gpus);
+  return q;
+}
+
+std::vector<std::string> queueNames(const std::vector<QueueConfig>& queues) {
+  std::vector<std::string> out;
+  for (const auto& q : queues) out.push_back(q.name);
+  return out;
+}
+
+TYPED_TEST(StoreConformanceTest, QueueRoundTripsEveryField) {
+  EXPECT_TRUE(this->store_->listQueues()->empty());
+  QueueConfig q;
+  q.name = "nlp";
+  q.project = "language";
+  q.cohort = "lab";
+  q.weight = 2.5;
+  q.quotas["gpu"] = Quota::units(8, 4, 6);
+  q.quotas["gpu:A100"] = Quota{500, 0, std::nullopt};
+  q.quotas["cpu"] = Quota{64'250, std::nullopt, std::nullopt};
+  q.quotas["memory"] = Quota{(512LL << 30) + 1, std::nullopt, 1LL << 30};
+  ASSERT_TRUE(this->store_->putQueue(q).isOk());
+  auto listed = this->store_->listQueues();
+  ASSERT_TRUE(listed.isOk()) << listed.status().toString();
+  ASSERT_EQ(listed->size(), 1u);
+  // The codec's form is exact, so equal JSON is equal queues.
+  EXPECT_EQ(queueToJson((*listed)[0]), queueToJson(q));
+}
+
+TYPED_TEST(StoreConformanceTest, QueuesAreReplacedWholeAndKeepTheOrderTheyWereAddedIn) {
+  Store& store = *this->store_;
+  for (const char* name : {"vision", "nlp", "default"}) {
+    ASSERT_TRUE(store.putQueue(testQueue(name, 4)).isOk());
+  }
+  QueueConfig nlp = testQueue("nlp", 16);
+  nlp.cohort = "lab";
+  ASSERT_TRUE(store.putQueue(nlp).isOk());
+  auto listed = store.listQueues().value();
+  EXPECT_EQ(queueNames(listed), (std::vector<std::string>{"vision", "nlp", "default"}));
+  EXPECT_EQ(queueToJson(listed[1]), queueToJson(nlp));
+
+  // Replacing drops what the new config leaves out.
+  QueueConfig bare = testQueue("nlp", 0);
+  bare.quotas.clear();
+  ASSERT_TRUE(store.putQueue(bare).isOk());
+  EXPECT_TRUE(store.listQueues().value()[1].quotas.empty());
+
+  ASSERT_TRUE(store.deleteQueue("vision").isOk());
+  ASSERT_TRUE(store.putQueue(testQueue("vision", 2)).isOk());
+  EXPECT_EQ(queueNames(store.listQueues().value()),
+            (std::vector<std::string>{"nlp", "default", "vision"}));
+}
+
+TYPED_TEST(StoreConformanceTest, DeletingAnUnknownQueueIsNotFound) {
+  Status st = this->store_->deleteQueue("speech");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(st.message(), queueNotFoundMessage("speech"));
+  ASSERT_TRUE(this->store_->putQueue(testQueue("speech", 1)).isOk());
+  ASSERT_TRUE(this->store_->deleteQueue("speech").isOk());
+  EXPECT_EQ(this->store_->deleteQueue("speech").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(this->store_->listQueues()->empty());
+}
+
+TYPED_TEST(StoreConformanceTest, QueuesAreCheckedBeforeTheyAreStored) {
+  QueueConfig bad = testQueue("Vision", 1);
+  EXPECT_EQ(this->store_->putQueue(bad).field(), "name");
+  bad = testQueue("vision", 1);
+  bad.quotas["gpu"].lending_limit = 2000;
+  Status st = this->store_->putQueue(bad);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.field(), "quota.gpu.lending_limit");
+  EXPECT_TRUE(this->store_->listQueues()->empty());
+}
+
 TYPED_TEST(StoreConformanceTest, Healthy) { EXPECT_TRUE(this->store_->healthy()); }
 
 TYPED_TEST(StoreConformanceTest, ConcurrentWritersAndReaders) {
@@ -729,12 +810,10 @@ TYPED_TEST(StoreConformanceTest, UserNamesAreChecked) {
 
 TYPED_TEST(StoreConformanceTest, UnknownUserIsNotFound) {
   EXPECT_EQ(this->store_->getUser("nobody").status().code(), StatusCode::kNotFound);
-  User u;
-  u.name = "nobody";
-  EXPECT_EQ(this->store_->updateUser(u).code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->updateUser("nobody", UserChange{}).code(), StatusCode::kNotFound);
 }
 
-TYPED_TEST(StoreConformanceTest, UsersAreListedByNameAndUpdatedWhole) {
+TYPED_TEST(StoreConformanceTest, UsersAreListedByNameAndUpdatedByField) {
   Store& s = *this->store_;
   for (const char* name : {"carol", "alice", "bob"}) {
     User u;
@@ -747,16 +826,52 @@ TYPED_TEST(StoreConformanceTest, UsersAreListedByNameAndUpdatedWhole) {
   EXPECT_EQ(users[1].name, "bob");
   EXPECT_EQ(users[2].name, "carol");
 
-  User changed = fullUser("bob");
-  ASSERT_TRUE(s.updateUser(changed).isOk());
-  EXPECT_EQ(s.getUser("bob").value(), changed);
-  changed.failed_logins = 0;
-  changed.locked_until = 0;
-  changed.disabled = false;
-  changed.password_hash.clear();
-  ASSERT_TRUE(s.updateUser(changed).isOk());
-  EXPECT_EQ(s.getUser("bob").value(), changed);
+  // Each change touches only its fields.
+  UserChange lock;
+  lock.locked_until = 500;
+  ASSERT_TRUE(s.updateUser("bob", lock).isOk());
+  UserChange flags;
+  flags.disabled = true;
+  ASSERT_TRUE(s.updateUser("bob", flags).isOk());
+  User bob = s.getUser("bob").value();
+  EXPECT_EQ(bob.locked_until, 500);
+  EXPECT_TRUE(bob.disabled);
+  // A new password lifts the lock and keeps the rest.
+  UserChange pw;
+  pw.password_hash = "$argon2id$new";
+  ASSERT_TRUE(s.updateUser("bob", pw).isOk());
+  bob = s.getUser("bob").value();
+  EXPECT_EQ(bob.password_hash, "$argon2id$new");
+  EXPECT_EQ(bob.locked_until, 0);
+  EXPECT_TRUE(bob.disabled);
+  // A conditional change applies only over the hash it expects.
+  UserChange stale;
+  stale.password_hash = "$argon2id$other";
+  stale.if_password_hash = "$argon2id$old";
+  EXPECT_EQ(s.updateUser("bob", stale).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.getUser("bob").value().password_hash, "$argon2id$new");
+  stale.if_password_hash = "$argon2id$new";
+  EXPECT_TRUE(s.updateUser("bob", stale).isOk());
   EXPECT_EQ(s.getUser("alice").value().failed_logins, 0);
+}
+
+TYPED_TEST(StoreConformanceTest, TheLastEnabledAdminStays) {
+  Store& s = *this->store_;
+  for (const char* name : {"root", "ops"}) {
+    User u;
+    u.name = name;
+    u.is_admin = true;
+    ASSERT_TRUE(s.createUser(u).isOk());
+  }
+  UserChange demote;
+  demote.is_admin = false;
+  ASSERT_TRUE(s.updateUser("ops", demote).isOk());
+  EXPECT_EQ(s.updateUser("root", demote).code(), StatusCode::kFailedPrecondition);
+  UserChange disable;
+  disable.disabled = true;
+  EXPECT_EQ(s.updateUser("root", disable).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(s.getUser("root").value().is_admin);
+  EXPECT_FALSE(s.getUser("root").value().disabled);
 }
 
 TYPED_TEST(StoreConformanceTest, ProjectsAreCreatedListedAndUnique) {

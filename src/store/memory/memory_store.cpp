@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "codec/queue_codec.h"
 #include "store/identity_checks.h"
 
 namespace ty {
@@ -84,6 +85,32 @@ Result<std::vector<QueueUsage>> MemoryStore::queueUsage() {
   std::lock_guard lock(mu_);
   std::vector<QueueUsage> out;
   for (const auto& [name, u] : usage_) out.push_back(u);
+  return out;
+}
+
+Status MemoryStore::putQueue(const QueueConfig& queue) {
+  TY_RETURN_IF_ERROR(validateQueue(queue));
+  std::lock_guard lock(mu_);
+  auto [it, fresh] = queue_seq_.try_emplace(queue.name, last_queue_seq_ + 1);
+  if (fresh) ++last_queue_seq_;
+  queues_[it->second] = queue;
+  return Status::ok();
+}
+
+Status MemoryStore::deleteQueue(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = queue_seq_.find(name);
+  if (it == queue_seq_.end()) return Status::notFound(queueNotFoundMessage(name));
+  queues_.erase(it->second);
+  queue_seq_.erase(it);
+  return Status::ok();
+}
+
+Result<std::vector<QueueConfig>> MemoryStore::listQueues() {
+  std::lock_guard lock(mu_);
+  std::vector<QueueConfig> out;
+  out.reserve(queues_.size());
+  for (const auto& [seq, q] : queues_) out.push_back(q);
   return out;
 }
 
@@ -187,12 +214,35 @@ Result<std::vector<User>> MemoryStore::listUsers() {
   return out;
 }
 
-Status MemoryStore::updateUser(const User& user) {
-  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+Status MemoryStore::updateUser(const std::string& name, const UserChange& c) {
+  if (c.password_hash && c.password_hash->empty()) {
+    return Status::invalidArgument("must not be empty", "password_hash");
+  }
   std::lock_guard lock(mu_);
-  auto it = users_.find(user.name);
-  if (it == users_.end()) return Status::notFound(userNotFound(user.name));
-  it->second = user;
+  auto it = users_.find(name);
+  if (it == users_.end()) return Status::notFound(userNotFound(name));
+  if (c.if_password_hash && it->second.password_hash != *c.if_password_hash) {
+    return Status::failedPrecondition("the password changed meanwhile; try again");
+  }
+  User u = it->second;
+  if (c.password_hash) {
+    u.password_hash = *c.password_hash;
+    u.failed_logins = 0;
+    u.locked_until = 0;
+  }
+  if (c.locked_until) u.locked_until = *c.locked_until;
+  if (c.is_admin) u.is_admin = *c.is_admin;
+  if (c.disabled) u.disabled = *c.disabled;
+  const bool was_admin = it->second.is_admin && !it->second.disabled;
+  if (was_admin && (c.is_admin || c.disabled)) {
+    bool any = !u.disabled && u.is_admin;
+    for (const auto& [other, o] : users_) any = any || (other != name && o.is_admin && !o.disabled);
+    if (!any) {
+      return Status::failedPrecondition(
+          "that would leave no enabled global admin; make another user an admin first");
+    }
+  }
+  it->second = std::move(u);
   return Status::ok();
 }
 

@@ -35,11 +35,14 @@ class MemoryStore final : public Store {
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   Result<std::vector<QueueUsage>> queueUsage() override;
   bool healthy() override { return true; }
+  Status putQueue(const QueueConfig& queue) override;
+  Status deleteQueue(const std::string& name) override;
+  Result<std::vector<QueueConfig>> listQueues() override;
 
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;
   Result<std::vector<User>> listUsers() override;
-  Status updateUser(const User& user) override;
+  Status updateUser(const std::string& name, const UserChange& change) override;
   Status createProject(const Project& project) override;
   Result<Project> getProject(const std::string& name) override;
   Result<std::vector<Project>> listProjects() override;
@@ -68,6 +71,11 @@ class MemoryStore final : public Store {
   std::map<std::string, QueueUsage> usage_;  // by queue
   std::int64_t last_id_ = 0;
   std::int64_t last_seq_ = 0;
+  // Queues by the order they were first put (the SQLite store's seq), and
+  // that order by name.
+  std::map<std::int64_t, QueueConfig> queues_;
+  std::map<std::string, std::int64_t> queue_seq_;
+  std::int64_t last_queue_seq_ = 0;
 
   std::map<std::string, User> users_;                                 // by name
   std::map<std::string, Project> projects_;                           // by name

@@ -125,6 +125,19 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX audit_log_user_seq ON audit_log(user, seq);
 )sql"},
+    // Queues and quotas, editable at run time. Each queue is one row holding
+    // its whole config as the codec's JSON (codec/queue_codec.h), so a new
+    // quota field needs no schema change. seq keeps the order queues were
+    // first added: it decides which queue a project's jobs go to when the
+    // project has several. Empty until the server seeds it from the config
+    // file's scheduler.queues at its first start.
+    {4, R"sql(
+CREATE TABLE queues (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  config_json TEXT NOT NULL
+);
+)sql"},
 };
 
 // Runs one step in its own transaction unless another opener got there first.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codec/job_codec.h"
+#include "codec/queue_codec.h"
 #include "common/clock.h"
 #include "store/identity_checks.h"
 #include "store/sqlite/migrations.h"
@@ -142,6 +143,9 @@ class SqliteStore final : public Store {
                                                   const std::string& key) override;
   Result<std::vector<Job>> activeJobs() override;
   Result<std::vector<QueueUsage>> queueUsage() override;
+  Status putQueue(const QueueConfig& queue) override;
+  Status deleteQueue(const std::string& name) override;
+  Result<std::vector<QueueConfig>> listQueues() override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   bool healthy() override;
@@ -149,7 +153,7 @@ class SqliteStore final : public Store {
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;
   Result<std::vector<User>> listUsers() override;
-  Status updateUser(const User& user) override;
+  Status updateUser(const std::string& name, const UserChange& change) override;
   Status createProject(const Project& project) override;
   Result<Project> getProject(const std::string& name) override;
   Result<std::vector<Project>> listProjects() override;
@@ -425,6 +429,50 @@ Result<std::vector<QueueUsage>> SqliteStore::queueUsage() {
     TY_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
     out.push_back({q.text(0), q.real(1), q.real(2), q.real(3), q.int64(4)});
+  }
+  return out;
+}
+
+Status SqliteStore::putQueue(const QueueConfig& queue) {
+  TY_RETURN_IF_ERROR(validateQueue(queue));
+  TY_ASSIGN_OR_RETURN(std::string config, encodeJson([&] { return queueToJson(queue); }, "queue"));
+  return writeTransaction([&](Db& db) -> Status {
+    // An upsert, not INSERT OR REPLACE: replacing would delete the row and
+    // give the queue a new seq, moving it to the end of the order.
+    TY_ASSIGN_OR_RETURN(Stmt ups, db.prepare("INSERT INTO queues(name, config_json) VALUES(?1, ?2) "
+                                             "ON CONFLICT(name) DO UPDATE SET "
+                                             "config_json = excluded.config_json"));
+    ups.bind(1, queue.name);
+    ups.bind(2, config);
+    Status s = ups.run();
+    return s.isOk() ? s : s.withContext("write queue " + queue.name);
+  });
+}
+
+Status SqliteStore::deleteQueue(const std::string& name) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt del, db.prepare("DELETE FROM queues WHERE name = ?1"));
+    del.bind(1, name);
+    Status s = del.run();
+    if (!s.isOk()) return s.withContext("delete queue " + name);
+    if (sqlite3_changes(db.raw()) == 0) return Status::notFound(queueNotFoundMessage(name));
+    return Status::ok();
+  });
+}
+
+Result<std::vector<QueueConfig>> SqliteStore::listQueues() {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT name, config_json FROM queues ORDER BY seq"));
+  std::vector<QueueConfig> out;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    const std::string what = "queue " + q.text(0);
+    TY_ASSIGN_OR_RETURN(Json j, parseJson(q.text(1), what));
+    QueueConfig queue;
+    Status read = readQueue(j, "", queue, "stored queue");
+    if (!read.isOk()) return Status::internal(what + ": stored config: " + read.toString());
+    out.push_back(std::move(queue));
   }
   return out;
 }
@@ -708,16 +756,50 @@ Result<std::vector<User>> SqliteStore::listUsers() {
   return readAll<User>(q, readUser);
 }
 
-Status SqliteStore::updateUser(const User& user) {
-  TY_RETURN_IF_ERROR(store_checks::checkUser(user));
+Status SqliteStore::updateUser(const std::string& name, const UserChange& c) {
+  if (c.password_hash && c.password_hash->empty()) {
+    return Status::invalidArgument("must not be empty", "password_hash");
+  }
   return writeTransaction([&](Db& db) -> Status {
-    TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE users SET password_hash = ?2, is_admin = ?3, "
-                                             "created_at = ?4, disabled = ?5, failed_logins = ?6, "
-                                             "locked_until = ?7 WHERE name = ?1"));
-    bindUser(upd, user);
+    // Was the user an enabled admin before? Only then can the change leave
+    // the system without one.
+    TY_ASSIGN_OR_RETURN(
+        Stmt was, db.prepare("SELECT is_admin = 1 AND disabled = 0 FROM users WHERE name = ?1"));
+    was.bind(1, name);
+    TY_ASSIGN_OR_RETURN(bool found, was.step());
+    const bool was_admin = found && was.int64(0) != 0;
+    // A fixed statement: unset fields keep their value through COALESCE.
+    TY_ASSIGN_OR_RETURN(
+        Stmt upd, db.prepare("UPDATE users SET password_hash = COALESCE(?2, password_hash), "
+                             "failed_logins = CASE WHEN ?2 IS NULL THEN failed_logins ELSE 0 END, "
+                             "locked_until = CASE WHEN ?2 IS NULL THEN COALESCE(?5, locked_until) "
+                             "ELSE COALESCE(?5, 0) END, "
+                             "is_admin = COALESCE(?3, is_admin), disabled = COALESCE(?4, disabled) "
+                             "WHERE name = ?1 AND (?6 IS NULL OR password_hash = ?6)"));
+    upd.bind(1, name);
+    if (c.password_hash) upd.bind(2, *c.password_hash);
+    if (c.is_admin) upd.bind(3, std::int64_t{*c.is_admin});
+    if (c.disabled) upd.bind(4, std::int64_t{*c.disabled});
+    if (c.locked_until) upd.bind(5, *c.locked_until);
+    if (c.if_password_hash) upd.bind(6, *c.if_password_hash);
     Status s = upd.run();
     if (!s.isOk()) return s.withContext("update user");
-    if (sqlite3_changes(db.raw()) == 0) return Status::notFound(userNotFound(user.name));
+    if (sqlite3_changes(db.raw()) == 0) {
+      TY_ASSIGN_OR_RETURN(Stmt q, db.prepare("SELECT 1 FROM users WHERE name = ?1"));
+      q.bind(1, name);
+      TY_ASSIGN_OR_RETURN(bool exists, q.step());
+      if (!exists) return Status::notFound(userNotFound(name));
+      return Status::failedPrecondition("the password changed meanwhile; try again");
+    }
+    if (was_admin && (c.is_admin || c.disabled)) {
+      TY_ASSIGN_OR_RETURN(
+          Stmt q, db.prepare("SELECT COUNT(*) FROM users WHERE is_admin = 1 AND disabled = 0"));
+      TY_ASSIGN_OR_RETURN(bool row, q.step());
+      if (row && q.int64(0) == 0) {
+        return Status::failedPrecondition(
+            "that would leave no enabled global admin; make another user an admin first");
+      }
+    }
     return Status::ok();
   });
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "codec/job_codec.h"
+#include "codec/queue_codec.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -271,6 +272,56 @@ TEST_F(SqliteStoreTest, IdentitySurvivesReopen) {
             (std::vector<Membership>{{"alice", "nlp", "admin"}}));
   EXPECT_EQ(store->findTokenByHash("beef", 1).value(), std::optional<ApiToken>(token));
   EXPECT_EQ(store->listAudit({}).value().records.at(0).method, "DELETE");
+}
+
+// A version-3 database (before queues were stored) migrates with no
+// queues, so the server seeds them from its config file; queues written
+// afterwards survive a reopen in their order.
+TEST_F(SqliteStoreTest, QueuesStartEmptyAfterMigrationAndSurviveReopen) {
+  {
+    Result<std::unique_ptr<sqlite::Db>> opened =
+        sqlite::Db::open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(opened.isOk()) << opened.status().toString();
+    ASSERT_TRUE(sqlite::migrate(**opened, sqlite::storeMigrations().first(3), 1).isOk());
+  }
+  QueueConfig nlp;
+  nlp.name = "nlp";
+  nlp.project = "nlp";
+  nlp.cohort = "lab";
+  nlp.quotas["gpu"] = Quota::units(8, 2, 4);
+  QueueConfig vision = nlp;
+  vision.name = vision.project = "vision";
+  {
+    std::unique_ptr<Store> store = open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(store->listQueues().value().empty());
+    ASSERT_TRUE(store->putQueue(vision).isOk());
+    ASSERT_TRUE(store->putQueue(nlp).isOk());
+  }
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  auto queues = store->listQueues().value();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queueToJson(queues[0]), queueToJson(vision));
+  EXPECT_EQ(queueToJson(queues[1]), queueToJson(nlp));
+}
+
+// A stored config that no longer reads is reported with its queue, not
+// skipped: running with one queue fewer would change every decision.
+TEST_F(SqliteStoreTest, UnreadableStoredQueueIsInternal) {
+  open().reset();
+  {
+    std::unique_ptr<sqlite::Db> db = raw();
+    ASSERT_TRUE(db->exec("INSERT INTO queues(name, config_json) VALUES('nlp', "
+                         "'{\"name\":\"nlp\",\"quota\":7}')")
+                    .isOk());
+  }
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  auto queues = store->listQueues();
+  EXPECT_EQ(queues.status().code(), StatusCode::kInternal);
+  EXPECT_NE(queues.status().message().find("queue nlp"), std::string::npos)
+      << queues.status().toString();
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationIsRolledBack) {
