@@ -2,17 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "api/http_status.h"
 #include "api/identity_routes.h"
 #include "api/request_util.h"
+#include "auth/tokens.h"
 #include "codec/queue_codec.h"
 #include "common/units.h"
 #include "exec/log_files.h"
+#include "metrics/exposition.h"
 
 namespace ty {
 namespace {
@@ -33,7 +37,11 @@ ApiServer::ApiServer(Store& store, ControlPlane& control, RunLayout layout, cons
       layout_(std::move(layout)),
       clock_(clock),
       options_(std::move(options)),
+      metrics_(registry_, options_.version),
       gateway_(store, clock, options_.gateway) {
+  gateway_.setObserver([this](const Route& route, int status, double seconds) {
+    metrics_.observeRequest(route.doc.path, route.doc.method, status, seconds);
+  });
   if (options_.tls_cert.empty() != options_.tls_key.empty()) {
     setup_ = Status::invalidArgument("give both --tls-cert and --tls-key, or neither",
                                      options_.tls_cert.empty() ? "--tls-cert" : "--tls-key");
@@ -140,6 +148,19 @@ void ApiServer::addRoutes() {
       {{"GET", "/api/v1/openapi.json", "This document", {}, "", {200}},
        Access::publicRoute(),
        [this](const R&, W& res, C&) { writeJson(res, 200, openApiDocument(routes_)); }},
+      // Public like the probes, so that Prometheus scrapes without a user;
+      // the handler asks for the scrape token when one is configured.
+      {{"GET",
+        "/metrics",
+        "Control-plane metrics in the Prometheus text format (queues, quotas, jobs by state, "
+        "GPU holders, request latency); needs \"Authorization: Bearer <metrics token>\" when "
+        "the server has one",
+        {},
+        "",
+        {200, 401, 503},
+        "text/plain"},
+       Access::publicRoute(),
+       [this](const R& q, W& s, C& c) { getMetrics(q, s, c); }},
       {{"POST",
         "/api/v1/jobs",
         "Submit a job (JSON, or YAML with Content-Type application/yaml); with an "
@@ -688,6 +709,97 @@ void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res, Cal
         return false;
       },
       [follows = follows_](bool) { follows->fetch_sub(1); });
+}
+
+void ApiServer::getMetrics(const httplib::Request& req, httplib::Response& res, Caller&) {
+  if (!options_.metrics_token.empty()) {
+    auto bearer = auth::parseBearer(req.get_header_value("Authorization"));
+    // Compared as hashes, in constant time, so the answer's timing does not
+    // tell how much of a guess was right.
+    if (!bearer ||
+        !auth::hashesEqual(auth::tokenHash(*bearer), auth::tokenHash(options_.metrics_token))) {
+      writeError(res, Status::unauthenticated(
+                          "GET /metrics needs \"Authorization: Bearer <metrics token>\" on "
+                          "this server"));
+      res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
+      return;
+    }
+  }
+  std::lock_guard lock(scrape_mu_);
+  auto snapshot = metricsSnapshot();
+  if (!snapshot.isOk()) return writeError(res, snapshot.status());
+  metrics_.update(*snapshot);
+  res.status = 200;
+  res.set_content(serializeText(registry_), kPrometheusTextContentType);
+}
+
+Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
+  ControlPlaneSnapshot out;
+  const std::vector<QueueView> queues = control_.queues();
+  // Every job not in a terminal state, in one read: the counts by state and
+  // the oldest pending job of each queue come from the same listing.
+  // Terminal states are not exported as gauges: their totals only grow.
+  auto active = store_.activeJobs();
+  if (!active.isOk()) return active.status();
+  const Timestamp now = clock_.now();
+
+  // A job that names no queue is in its project's queue.
+  std::map<std::string, std::string> queue_of_project;
+  for (const QueueView& q : queues) {
+    for (const std::string& p : q.projects) queue_of_project.emplace(p, q.name);
+  }
+  std::map<std::string, Timestamp> oldest_pending;
+  std::map<std::int64_t, const Job*> by_id;
+  for (const Job& j : *active) {
+    ++out.jobs[{jobStateName(j.state), j.spec.project}];
+    by_id.emplace(j.id.value(), &j);
+    if (j.state != JobState::kPending) continue;
+    std::string queue = j.spec.queue;
+    if (queue.empty()) {
+      auto it = queue_of_project.find(j.spec.project);
+      if (it == queue_of_project.end()) continue;
+      queue = it->second;
+    }
+    auto [it, fresh] = oldest_pending.try_emplace(queue, j.created_at);
+    if (!fresh) it->second = std::min(it->second, j.created_at);
+  }
+
+  for (const QueueView& q : queues) {
+    QueueMetricsRow row;
+    row.name = q.name;
+    row.pending = q.pending;
+    row.running = q.running;
+    if (auto it = oldest_pending.find(q.name); it != oldest_pending.end()) {
+      row.oldest_wait_seconds =
+          static_cast<double>(std::max<Timestamp>(0, now - it->second)) / 1000.0;
+    }
+    for (const QueueView::Resource& r : q.resources) {
+      row.resources.push_back({r.name, r.nominal, r.used});
+    }
+    out.queues.push_back(std::move(row));
+  }
+
+  // A holder that finished between the two reads is looked up once.
+  std::map<std::int64_t, std::optional<Job>> looked_up;
+  for (const NodeView& n : control_.nodes()) {
+    for (const GpuView& g : n.gpus) {
+      for (JobId h : g.holders) {
+        const Job* job = nullptr;
+        if (auto it = by_id.find(h.value()); it != by_id.end()) {
+          job = it->second;
+        } else {
+          auto [it2, fresh] = looked_up.try_emplace(h.value());
+          if (fresh) {
+            if (auto j = store_.getJob(h); j.isOk()) it2->second = std::move(*j);
+          }
+          if (it2->second) job = &*it2->second;
+        }
+        out.gpus.push_back({n.info.name, g.gpu.index, g.gpu.uuid, std::to_string(h.value()),
+                            job ? job->spec.project : "", job ? job->user : ""});
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace ty

@@ -1,12 +1,16 @@
 // ApiServer: the HTTP front of `trainyard server`: the REST API under
-// /api/v1, health probes and the OpenAPI document. Reads go to the Store,
+// /api/v1, health probes, the OpenAPI document and the control-plane
+// metrics (GET /metrics, Prometheus text format). Reads go to the Store,
 // changes go through the ControlPlane, logs are read from the run files.
 // Owns its httplib server and threads; borrows everything else.
 // Thread-safe: handlers run on the server's worker threads.
 #pragma once
 
+#include <prometheus/registry.h>
+
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +19,7 @@
 #include "api/routes.h"
 #include "common/clock.h"
 #include "exec/run_layout.h"
+#include "metrics/control_plane_metrics.h"
 #include "store/store.h"
 
 namespace ty {
@@ -32,6 +37,12 @@ struct ApiOptions {
   std::string tls_cert;
   std::string tls_key;
   GatewayOptions gateway;
+  // GET /metrics is open like the health probes, so that Prometheus needs no
+  // user; set, it needs "Authorization: Bearer <metrics_token>" (401
+  // otherwise), for servers whose job, project and user names are private.
+  std::string metrics_token;
+  // trainyard_build_info's version label; the same as `trainyard --version`.
+  std::string version = "0.1.0";
 };
 
 class ApiServer {
@@ -67,6 +78,10 @@ class ApiServer {
   void getQueues(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void deleteQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getMetrics(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  // The control plane as the metrics show it, gathered now from the
+  // ControlPlane and the store; fails when the store cannot be read.
+  Result<ControlPlaneSnapshot> metricsSnapshot();
   // The job at the route's {id} if the caller holds `permission` on it;
   // NotFound when it is missing or in a project the caller cannot read.
   Result<Job> visibleJob(const httplib::Request& req, Caller& caller, auth::Permission permission);
@@ -76,6 +91,11 @@ class ApiServer {
   RunLayout layout_;
   const Clock& clock_;
   ApiOptions options_;
+  // Before gateway_ and http_, so that they outlive every request that
+  // observes into them.
+  prometheus::Registry registry_;
+  ControlPlaneMetrics metrics_;
+  std::mutex scrape_mu_;  // one scrape at a time, so each serves a whole update
   Gateway gateway_;
   std::vector<Route> routes_;
   Status setup_;  // why the server cannot start; Ok normally

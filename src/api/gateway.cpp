@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "api/http_status.h"
 #include "api/identity_routes.h"
@@ -76,6 +77,17 @@ void Gateway::writeLimited(httplib::Response& res, DurationMs retry_after,
 }
 
 void Gateway::handle(const Route& route, const httplib::Request& req, httplib::Response& res) {
+  if (!observer_) return dispatch(route, req, res);
+  // Wall time as measured here, not the injected clock: this is a
+  // measurement, and tests move their clock by hand.
+  auto start = std::chrono::steady_clock::now();
+  dispatch(route, req, res);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  // httplib answers 200 for a handler that set no status (a stream).
+  observer_(route, res.status == -1 ? 200 : res.status, took.count());
+}
+
+void Gateway::dispatch(const Route& route, const httplib::Request& req, httplib::Response& res) {
   Caller caller;
   caller.address = req.remote_addr;
   if (route.access.kind == Access::Kind::kPublic) {

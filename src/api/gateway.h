@@ -11,8 +11,10 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/routes.h"
@@ -41,14 +43,25 @@ inline constexpr const char* kCsrfHeader = "X-CSRF-Token";
 // expiry, so listing and revoking them needs nothing new).
 inline constexpr const char* kSessionTokenName = "web session";
 
+// Told of every request a route answered, after the answer is complete
+// (follow streams: once the stream is set up): the route, the HTTP status
+// and the seconds it took. Called on the worker thread, so it must be
+// thread-safe and quick.
+using RequestObserver = std::function<void(const Route& route, int status, double seconds)>;
+
 class Gateway {
  public:
   // Aborts on limits that validateTokenBucket/validateLoginGuard reject:
   // the config reader checks them first.
   Gateway(Store& store, const Clock& clock, GatewayOptions options);
 
-  // Runs `route` for `req` behind the checks above.
+  // Runs `route` for `req` behind the checks above, then tells the observer.
   void handle(const Route& route, const httplib::Request& req, httplib::Response& res);
+
+  // Sets the observer of answered requests (metrics). Set it before serving;
+  // it is read without a lock. Kept a plain callback so the gateway does not
+  // depend on the metrics library.
+  void setObserver(RequestObserver observer) { observer_ = std::move(observer); }
 
   // POST /api/v1/login and POST /api/v1/logout.
   std::vector<Route> sessionRoutes();
@@ -58,6 +71,8 @@ class Gateway {
   static std::string csrfToken(const std::string& session_secret);
 
  private:
+  // handle() without the observer.
+  void dispatch(const Route& route, const httplib::Request& req, httplib::Response& res);
   // Fills `caller` from the request's credentials, or says why not
   // (Unauthenticated; PermissionDenied for a session without its CSRF token).
   Status authenticate(const httplib::Request& req, Caller& caller);
@@ -78,7 +93,8 @@ class Gateway {
   auth::TokenBucket address_limits_;
   auth::TokenBucket login_limits_;
   auth::LoginGuard lockout_;
-  std::string decoy_hash_;  // set once in the constructor
+  std::string decoy_hash_;    // set once in the constructor
+  RequestObserver observer_;  // may be empty
 };
 
 }  // namespace ty

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -150,6 +151,11 @@ int runServer(const ServerConfig& config) {
   api_options.tls_cert = config.tls_cert;
   api_options.tls_key = config.tls_key;
   api_options.gateway = config.api.gateway;
+  // The scrape token of GET /metrics, from the environment rather than the
+  // config file or the command line, where other users could read it.
+  if (const char* token = std::getenv("TRAINYARD_METRICS_TOKEN"); token != nullptr) {
+    api_options.metrics_token = token;
+  }
   ApiServer api(**store, service, RunLayout(data_dir), clock, api_options);
   auto bound = api.bind(host, port);
   if (!bound.isOk()) {
