@@ -14,10 +14,9 @@
 #include <map>
 #include <thread>
 
-#include "api/api_server.h"
 #include "api/identity_routes.h"
 #include "auth/tokens.h"
-#include "server/job_service_test_fixture.h"
+#include "server/api_server_test_fixture.h"
 
 namespace ty::test {
 namespace {
@@ -44,25 +43,14 @@ struct Cell {
   bool own = true;        // the resource belongs to the caller
 };
 
-class ApiAuthzTest : public JobServiceTest {
+class ApiAuthzTest : public ApiServerTest {
  protected:
   void SetUp() override {
-    JobServiceTest::SetUp();
+    ApiServerTest::SetUp();
     ApiOptions o;
-    o.gateway.password_params = auth::PasswordParams::minimal();
     o.gateway.rate_limit = {1'000'000, 1'000'000.0, 100};
     o.gateway.login_rate_limit = o.gateway.rate_limit;
-    api_ = std::make_unique<ApiServer>(*store_, *service_, RunLayout("/nonexistent"), clock_, o);
-    auto port = api_->bind("127.0.0.1", 0);
-    ASSERT_TRUE(port.isOk()) << port.status().toString();
-    port_ = *port;
-    thread_ = std::thread([this] { api_->serve(); });
-    // stop() before the server runs would be lost; wait until it answers.
-    ASSERT_TRUE(eventually([this] {
-      httplib::Client http("127.0.0.1", port_);
-      auto res = http.Get("/healthz");
-      return res && res->status == 200;
-    }));
+    startApi(o);
 
     for (const char* p : {"default", "a", "b"}) ASSERT_TRUE(store_->createProject({p, 1}).isOk());
     // An unlimited queue for every project, so that jobs are still accepted
@@ -85,31 +73,10 @@ class ApiAuthzTest : public JobServiceTest {
     principals_.insert(principals_.begin(), "root");
     principals_.push_back("nobody");
   }
-  void TearDown() override {
-    api_->stop();
-    thread_.join();
-    JobServiceTest::TearDown();
-  }
-
+  // A user with password "pw-<name>" and a token in tokens_.
   void addUser(const std::string& name, bool admin) {
-    User u;
-    u.name = name;
-    u.is_admin = admin;
-    u.created_at = 1;
-    u.password_hash = auth::hashPassword("pw-" + name, auth::PasswordParams::minimal()).value();
-    ASSERT_TRUE(store_->createUser(u).isOk());
+    ApiServerTest::addUser(name, admin, /*password=*/true);
     tokens_[name] = issue(name);
-  }
-  std::string issue(const std::string& user) {
-    std::string secret = auth::newToken();
-    ApiToken t;
-    t.user = user;
-    t.name = "test";
-    t.hash = auth::tokenHash(secret);
-    t.prefix = auth::displayPrefix(secret);
-    t.created_at = 1;
-    EXPECT_TRUE(store_->createToken(t).isOk());
-    return secret;
   }
   std::string fresh(const std::string& stem) { return stem + std::to_string(++counter_); }
   // A new pending or running job of `user` in `project`.
@@ -261,9 +228,6 @@ class ApiAuthzTest : public JobServiceTest {
     return http.Post(call.path, h, call.body, "application/json");
   }
 
-  std::unique_ptr<ApiServer> api_;
-  int port_ = 0;
-  std::thread thread_;
   std::map<std::string, std::string> tokens_;
   std::vector<std::string> principals_;
   int counter_ = 0;

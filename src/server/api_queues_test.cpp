@@ -6,48 +6,19 @@
 
 #include <thread>
 
-#include "api/api_server.h"
-#include "auth/tokens.h"
-#include "server/job_service_test_fixture.h"
+#include "server/api_server_test_fixture.h"
 
 namespace ty::test {
 namespace {
 
-class ApiQueuesTest : public JobServiceTest {
+class ApiQueuesTest : public ApiServerTest {
  protected:
   void SetUp() override {
-    JobServiceTest::SetUp();
-    ApiOptions o;
-    o.gateway.password_params = auth::PasswordParams::minimal();
-    api_ = std::make_unique<ApiServer>(*store_, *service_, RunLayout("/nonexistent"), clock_, o);
-    auto port = api_->bind("127.0.0.1", 0);
-    ASSERT_TRUE(port.isOk()) << port.status().toString();
-    port_ = *port;
-    thread_ = std::thread([this] { api_->serve(); });
-    ASSERT_TRUE(eventually([this] {
-      httplib::Client http("127.0.0.1", port_);
-      auto res = http.Get("/healthz");
-      return res && res->status == 200;
-    }));
-    User root;
-    root.name = "root";
-    root.is_admin = true;
-    root.created_at = 1;
-    ASSERT_TRUE(store_->createUser(root).isOk());
+    ApiServerTest::SetUp();
+    startApi();
+    addUser("root", true);
     ASSERT_TRUE(store_->createProject({"nlp", 1}).isOk());
-    token_ = auth::newToken();
-    ApiToken t;
-    t.user = "root";
-    t.name = "test";
-    t.hash = auth::tokenHash(token_);
-    t.prefix = auth::displayPrefix(token_);
-    t.created_at = 1;
-    ASSERT_TRUE(store_->createToken(t).isOk());
-  }
-  void TearDown() override {
-    api_->stop();
-    thread_.join();
-    JobServiceTest::TearDown();
+    token_ = issue("root");
   }
 
   httplib::Result put(const std::string& name, const std::string& body,
@@ -64,9 +35,6 @@ class ApiQueuesTest : public JobServiceTest {
     return Json::parse(res->body)["error"].value("field", "");
   }
 
-  std::unique_ptr<ApiServer> api_;
-  int port_ = 0;
-  std::thread thread_;
   std::string token_;
 };
 

@@ -16,8 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "api/api_server.h"
-#include "server/job_service_test_fixture.h"
+#include "server/api_server_test_fixture.h"
 
 namespace ty::test {
 namespace {
@@ -46,35 +45,14 @@ std::string findPromtool() {
   return "";
 }
 
-class MetricsEndpointTest : public JobServiceTest {
+class MetricsEndpointTest : public ApiServerTest {
  protected:
   void SetUp() override {
-    JobServiceTest::SetUp();
+    ApiServerTest::SetUp();
     QueueConfig queue;
     queue.name = queue.project = "default";
     queue.quotas["gpu"] = Quota::units(8);
     ASSERT_TRUE(service_->putQueue(queue).isOk());
-  }
-  void TearDown() override {
-    if (api_) {
-      api_->stop();
-      thread_.join();
-    }
-    JobServiceTest::TearDown();
-  }
-  void startApi(ApiOptions o) {
-    o.gateway.password_params = auth::PasswordParams::minimal();
-    api_ = std::make_unique<ApiServer>(*store_, *service_, RunLayout("/nonexistent"), clock_, o);
-    auto port = api_->bind("127.0.0.1", 0);
-    ASSERT_TRUE(port.isOk()) << port.status().toString();
-    port_ = *port;
-    thread_ = std::thread([this] { api_->serve(); });
-    // stop() before the server runs would be lost; wait until it answers.
-    ASSERT_TRUE(eventually([this] {
-      httplib::Client http("127.0.0.1", port_);
-      auto res = http.Get("/healthz");
-      return res && res->status == 200;
-    }));
   }
   httplib::Result get(const std::string& path, const std::string& token = "") {
     httplib::Client http("127.0.0.1", port_);
@@ -91,9 +69,6 @@ class MetricsEndpointTest : public JobServiceTest {
     return samplesOf(res->body);
   }
 
-  std::unique_ptr<ApiServer> api_;
-  int port_ = 0;
-  std::thread thread_;
   std::string text_;  // of the last scrape
 };
 
