@@ -7,27 +7,12 @@
 #include <string>
 
 #include "metrics/exposition.h"
+#include "metrics/metrics_test_util.h"
 
 namespace ty {
 namespace {
 
-// The series of family `name` as "label=value,..." -> value (gauges), labels
-// in prometheus-cpp's (sorted) order.
-std::map<std::string, double> gaugesOf(const prometheus::Registry& registry,
-                                       const std::string& name) {
-  std::map<std::string, double> out;
-  for (const prometheus::MetricFamily& family : registry.Collect()) {
-    if (family.name != name) continue;
-    for (const prometheus::ClientMetric& m : family.metric) {
-      std::string key;
-      for (const prometheus::ClientMetric::Label& l : m.label) {
-        key += (key.empty() ? "" : ",") + l.name + "=" + l.value;
-      }
-      out[key] = m.gauge.value;
-    }
-  }
-  return out;
-}
+using test::seriesOf;
 
 ControlPlaneSnapshot twoQueues() {
   ControlPlaneSnapshot s;
@@ -52,28 +37,28 @@ TEST(ControlPlaneMetricsTest, GaugesShowTheSnapshotInUnits) {
   ControlPlaneMetrics metrics(registry, "0.1.0");
   metrics.update(twoQueues());
 
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_pending_jobs"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_pending_jobs"),
             (std::map<std::string, double>{{"queue=nlp", 3}, {"queue=vision", 0}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_running_jobs"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_running_jobs"),
             (std::map<std::string, double>{{"queue=nlp", 2}, {"queue=vision", 0}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_oldest_wait_seconds"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_oldest_wait_seconds"),
             (std::map<std::string, double>{{"queue=nlp", 90.5}, {"queue=vision", 0}}));
   // GPUs and CPUs in units, memory in bytes; no nominal where there is no quota.
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_quota_nominal"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_quota_nominal"),
             (std::map<std::string, double>{{"queue=nlp,resource=gpu", 8},
                                            {"queue=nlp,resource=memory", 1LL << 40}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_quota_used"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_quota_used"),
             (std::map<std::string, double>{{"queue=nlp,resource=cpu", 16.5},
                                            {"queue=nlp,resource=gpu", 2.5},
                                            {"queue=nlp,resource=memory", 1LL << 30}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_jobs"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_jobs"),
             (std::map<std::string, double>{{"project=nlp,state=pending", 3},
                                            {"project=nlp,state=running", 2}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_gpu_allocated"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_gpu_allocated"),
             (std::map<std::string, double>{
                 {"Hostname=node-a,UUID=GPU-a0,gpu=0,job=42,project=nlp,user=ada", 1},
                 {"Hostname=node-a,UUID=GPU-a1,gpu=1,job=43,project=nlp,user=bob", 1}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_build_info"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_build_info"),
             (std::map<std::string, double>{{"version=0.1.0", 1}}));
 }
 
@@ -90,11 +75,11 @@ TEST(ControlPlaneMetricsTest, WhatDisappearsLosesItsSeries) {
   next.gpus[0].job = "44";  // GPU 0 changed holder
   metrics.update(next);
 
-  EXPECT_EQ(gaugesOf(registry, "trainyard_queue_pending_jobs"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_queue_pending_jobs"),
             (std::map<std::string, double>{{"queue=nlp", 3}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_jobs"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_jobs"),
             (std::map<std::string, double>{{"project=nlp,state=running", 2}}));
-  EXPECT_EQ(gaugesOf(registry, "trainyard_gpu_allocated"),
+  EXPECT_EQ(seriesOf(registry, "trainyard_gpu_allocated"),
             (std::map<std::string, double>{
                 {"Hostname=node-a,UUID=GPU-a0,gpu=0,job=44,project=nlp,user=ada", 1}}));
   // vision's 3 queue gauges, one job pair and one GPU are gone.

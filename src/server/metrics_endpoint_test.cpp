@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "metrics/metrics_test_util.h"
 #include "server/api_server_test_fixture.h"
 
 namespace ty::test {
@@ -32,17 +33,6 @@ std::map<std::string, double> samplesOf(const std::string& text) {
     out[line.substr(0, space)] = std::stod(line.substr(space + 1));
   }
   return out;
-}
-
-// promtool's full path, or "" when it is not installed.
-std::string findPromtool() {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    std::filesystem::path candidate = std::filesystem::path(dir) / "promtool";
-    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
 }
 
 class MetricsEndpointTest : public ApiServerTest {
@@ -136,19 +126,10 @@ TEST_F(MetricsEndpointTest, ShowsQueuesJobsGpuHoldersAndRequests) {
 
   std::string promtool = findPromtool();
   if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
-  std::filesystem::path out_path = std::filesystem::temp_directory_path() /
-                                   ("ty_metrics_endpoint_" + std::to_string(::getpid()));
-  FILE* pipe = ::popen((promtool + " check metrics >" + out_path.string() + " 2>&1").c_str(), "w");
-  ASSERT_NE(pipe, nullptr);
-  std::fwrite(text_.data(), 1, text_.size(), pipe);
-  int status = ::pclose(pipe);
-  std::ifstream in(out_path);
-  std::stringstream output;
-  output << in.rdbuf();
-  std::filesystem::remove(out_path);
+  PromtoolResult checked = promtoolCheck(promtool, text_);
   // 0: clean. The control-plane names need no lint exception (unlike the
   // DCGM exporter's modelName on the node exporter).
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output.str() << "\n" << text_;
+  EXPECT_EQ(checked.exit_code, 0) << checked.output << "\n" << text_;
 }
 
 TEST_F(MetricsEndpointTest, AScrapeTokenIsRequiredWhenConfigured) {
