@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "auth/tokens.h"
+#include "cli/saved_env_test_util.h"
 
 namespace ty {
 namespace {
@@ -34,29 +35,16 @@ std::string contentOf(const fs::path& p) {
 class CredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv}) {
-      const char* v = std::getenv(name);
-      saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-      ::unsetenv(name);
-    }
     char tmpl[] = "/tmp/ty-cred-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
     ::setenv("HOME", (root_ / "home").c_str(), 1);
   }
-  void TearDown() override {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-    fs::remove_all(root_);
-  }
+  void TearDown() override { fs::remove_all(root_); }
 
   fs::path root_;
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  // The variables the CLI reads: unset for the test, restored after it.
+  test::SavedEnv env_{"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv};
 };
 
 TEST_F(CredentialsTest, HomeConfigWhenXdgIsUnset) {

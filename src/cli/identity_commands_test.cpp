@@ -17,6 +17,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/credentials.h"
+#include "cli/saved_env_test_util.h"
 
 namespace ty {
 namespace {
@@ -277,11 +278,6 @@ struct Outcome {
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv}) {
-      const char* v = std::getenv(name);
-      saved_env_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-      ::unsetenv(name);
-    }
     char tmpl[] = "/tmp/ty-cli-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
@@ -293,13 +289,6 @@ class CommandsTest : public ::testing::Test {
   }
   void TearDown() override {
     server_.reset();
-    for (const auto& [name, value] : saved_env_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
     fs::remove_all(root_);
   }
 
@@ -334,7 +323,8 @@ class CommandsTest : public ::testing::Test {
   std::unique_ptr<FakeApi> api_;
   std::unique_ptr<ServerThread> server_;
   std::string url_;
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_env_;
+  // The variables the CLI reads: unset for the test, restored after it.
+  test::SavedEnv env_{"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv};
 };
 
 TEST_F(CommandsTest, PasswordLoginSavesTheIssuedTokenAndTheServer) {

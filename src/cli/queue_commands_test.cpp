@@ -16,6 +16,7 @@
 #include "auth/tokens.h"
 #include "cli/commands.h"
 #include "cli/credentials.h"
+#include "cli/saved_env_test_util.h"
 
 namespace ty {
 namespace {
@@ -34,11 +35,6 @@ struct Outcome {
 class QueueCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv}) {
-      const char* v = std::getenv(name);
-      saved_env_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-      ::unsetenv(name);
-    }
     char tmpl[] = "/tmp/ty-cli-queue-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
@@ -94,13 +90,6 @@ class QueueCommandsTest : public ::testing::Test {
     while (!svr_.is_running()) std::this_thread::yield();
     svr_.stop();
     thread_.join();
-    for (const auto& [name, value] : saved_env_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
     fs::remove_all(root_);
   }
 
@@ -138,7 +127,8 @@ class QueueCommandsTest : public ::testing::Test {
   std::mutex mu_;
   std::vector<Sent> sent_;
   fs::path root_;
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_env_;
+  // The variables the CLI reads: unset for the test, restored after it.
+  test::SavedEnv env_{"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv};
 };
 
 TEST_F(QueueCommandsTest, SetSendsTheFileAsJsonAndShowsTheQuotasAndTheNote) {
