@@ -104,6 +104,7 @@ def main(argv):
     loss_fn = nn.MSELoss()
     target_w = torch.linspace(-1.0, 1.0, 32, device=device)
 
+    last = time.monotonic()
     while step < args.steps:
         # A stop asked for on any rank stops all of them at the same step.
         flag = torch.tensor([1.0 if stop["signal"] is not None else 0.0], device=device)
@@ -124,8 +125,13 @@ def main(argv):
         mean = mean.item() / world_size
         if rank == 0:
             log("step %d/%d loss %.6f" % (step, args.steps, mean))
-            log("TRAINYARD_METRIC " + json.dumps({"step": step, "loss": mean},
-                                                 separators=(",", ":")))
+            now = time.monotonic()
+            # Samples of all replicas per second, over the whole step.
+            samples_per_s = args.batch * world_size / max(now - last, 1e-9)
+            last = now
+            log("TRAINYARD_METRIC " + json.dumps(
+                {"step": step, "loss": mean, "lr": optimizer.param_groups[0]["lr"],
+                 "samples_per_s": round(samples_per_s, 1)}, separators=(",", ":")))
             if args.checkpoint_every and step % args.checkpoint_every == 0:
                 save_checkpoint(args.checkpoint_dir, step, ddp, optimizer)
         if args.step_seconds > 0:

@@ -4,7 +4,9 @@
 Standard library only. Shows what a well-behaved Trainyard job does:
   * prints a progress line and a machine-readable metric line each step:
         step 12/100 loss 0.031250
-        TRAINYARD_METRIC {"step":12,"loss":0.03125}
+        TRAINYARD_METRIC {"step":12,"loss":0.03125,"lr":0.1,"samples_per_s":318.2}
+    (rank 0 only; Trainyard stores these lines as the job's training metrics:
+    `trainyard metrics JOB`);
   * writes a checkpoint every --checkpoint-every steps, atomically
     (temporary file + rename), to --checkpoint-dir (default
     $TRAINYARD_CHECKPOINT_DIR, else ./checkpoints);
@@ -169,13 +171,23 @@ def main(argv):
 
     # The data stream depends on the step, so a resumed run sees what an
     # uninterrupted one would have.
+    rank0 = os.environ.get("RANK", "0") == "0"
+    last = time.monotonic()
     while step < args.steps and stop["signal"] is None:
         rng = random.Random(args.seed * 1_000_003 + step)
         loss = sgd_step(params, rng, args.batch, args.lr)
         step += 1
         log("step %d/%d loss %.6f w %.4f b %.4f" % (
             step, args.steps, loss, params["w"], params["b"]))
-        log("TRAINYARD_METRIC " + json.dumps({"step": step, "loss": loss}, separators=(",", ":")))
+        now = time.monotonic()
+        # Throughput over the whole step, the pause included, as a real job's
+        # data loader and optimizer would show it.
+        samples_per_s = args.batch / max(now - last, 1e-9)
+        last = now
+        if rank0:
+            log("TRAINYARD_METRIC " + json.dumps(
+                {"step": step, "loss": loss, "lr": args.lr,
+                 "samples_per_s": round(samples_per_s, 1)}, separators=(",", ":")))
         if args.checkpoint_every and step % args.checkpoint_every == 0:
             save_checkpoint(args.checkpoint_dir, step, params, args.keep)
         if step < args.steps:

@@ -12,6 +12,7 @@
 #include "api/http_status.h"
 #include "api/identity_routes.h"
 #include "api/request_util.h"
+#include "api/training_metric_routes.h"
 #include "auth/tokens.h"
 #include "codec/queue_codec.h"
 #include "common/units.h"
@@ -268,6 +269,7 @@ void ApiServer::addRoutes() {
        identityRoutes(IdentityContext{&store_, &clock_, options_.gateway.password_params})) {
     routes_.push_back(std::move(r));
   }
+  for (Route& r : trainingMetricRoutes({&store_, &clock_})) routes_.push_back(std::move(r));
   for (size_t i = 0; i < routes_.size(); ++i) {
     std::string pattern = routeRegex(routes_[i].doc.path);
     // routes_ is not resized after this, so the reference stays valid.
@@ -425,7 +427,11 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res, Cal
   if (!before.isOk()) return writeError(res, before.status());
   q.limit = static_cast<int>(*limit);
   q.before_id = *before;
+  const auto read_start = std::chrono::steady_clock::now();
   auto page = store_.listJobs(q);
+  metrics_.observeStoreOperation(
+      "list_jobs",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count());
   if (!page.isOk()) return writeError(res, page.status());
   Json jobs = Json::array();
   for (const auto& j : page->jobs) {
@@ -523,6 +529,7 @@ void ApiServer::getNodes(const httplib::Request&, httplib::Response& res, Caller
       j["job"] = jobs.empty() ? Json(nullptr) : jobs[0];
       j["jobs"] = jobs;
       j["used"] = Quantity::fromMilli(g.used_milli).toString();
+      if (!g.gpu.healthy) j["unhealthy_reason"] = g.unhealthy_reason;
       gpus.push_back(j);
     }
     nodes.push_back({{"name", n.info.name},
@@ -729,8 +736,13 @@ void ApiServer::getMetrics(const httplib::Request& req, httplib::Response& res, 
   auto snapshot = metricsSnapshot();
   if (!snapshot.isOk()) return writeError(res, snapshot.status());
   metrics_.update(*snapshot);
+  auto training = runningJobTrainingMetrics(store_);
+  if (!training.isOk()) return writeError(res, training.status());
+  training_metrics_.update(*training);
   res.status = 200;
-  res.set_content(serializeText(registry_), kPrometheusTextContentType);
+  std::string body = serializeText(registry_);
+  if (options_.extra_metrics) body += options_.extra_metrics();
+  res.set_content(body, kPrometheusTextContentType);
 }
 
 Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
@@ -739,7 +751,11 @@ Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
   // Every job not in a terminal state, in one read: the counts by state and
   // the oldest pending job of each queue come from the same listing.
   // Terminal states are not exported as gauges: their totals only grow.
+  const auto read_start = std::chrono::steady_clock::now();
   auto active = store_.activeJobs();
+  metrics_.observeStoreOperation(
+      "active_jobs",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count());
   if (!active.isOk()) return active.status();
   const Timestamp now = clock_.now();
 
@@ -798,6 +814,9 @@ Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
                             job ? job->spec.project : "", job ? job->user : ""});
       }
     }
+  }
+  for (const GpuHealthView& h : control_.gpuHealth()) {
+    if (!h.healthy) out.unhealthy_gpus.push_back({h.node, h.gpu, h.uuid, h.reason});
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 #include "common/clock.h"
 #include "exec/run_layout.h"
 #include "metrics/control_plane_metrics.h"
+#include "metrics/training_metrics.h"
 #include "store/store.h"
 
 namespace ty {
@@ -41,6 +43,10 @@ struct ApiOptions {
   // user; set, it needs "Authorization: Bearer <metrics_token>" (401
   // otherwise), for servers whose job, project and user names are private.
   std::string metrics_token;
+  // More series for GET /metrics, already in the text format, served after
+  // the control plane's (the server's GPU monitor); unset: none. Called on
+  // the request's thread.
+  std::function<std::string()> extra_metrics;
   // trainyard_build_info's version label; the same as `trainyard --version`.
   std::string version = "0.1.0";
 };
@@ -63,6 +69,9 @@ class ApiServer {
   // registration order.
   const std::vector<Route>& routes() const { return routes_; }
   bool tls() const { return !options_.tls_cert.empty(); }
+  // The series GET /metrics serves, for the server to count scheduler
+  // activity into; lives as long as the ApiServer.
+  ControlPlaneMetrics& metrics() { return metrics_; }
 
  private:
   void addRoutes();
@@ -95,6 +104,7 @@ class ApiServer {
   // observes into them.
   prometheus::Registry registry_;
   ControlPlaneMetrics metrics_;
+  TrainingMetrics training_metrics_{registry_};
   std::mutex scrape_mu_;  // one scrape at a time, so each serves a whole update
   Gateway gateway_;
   std::vector<Route> routes_;

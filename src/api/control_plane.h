@@ -18,9 +18,21 @@ namespace ty {
 
 // A GPU as the nodes route shows it: which jobs hold it, if any.
 struct GpuView {
-  GpuInfo gpu;
-  std::vector<JobId> holders;  // one for a whole GPU; several when shared
-  int used_milli = 0;          // 1000: fully used
+  GpuInfo gpu;                   // gpu.healthy: whether new jobs may be placed on it
+  std::vector<JobId> holders;    // one for a whole GPU; several when shared
+  int used_milli = 0;            // 1000: fully used
+  std::string unhealthy_reason;  // why it is out of scheduling; "" when healthy
+};
+
+// Whether a GPU takes new jobs, and since when. Health may be set from
+// outside the scheduler (a GPU monitor's diagnosis) and lives in memory only.
+struct GpuHealthView {
+  std::string node;
+  int gpu = 0;  // index on the node
+  std::string uuid;
+  bool healthy = true;
+  std::string reason;   // "" when healthy
+  Timestamp since = 0;  // when it last changed; 0: as discovered at start
 };
 
 struct NodeView {
@@ -99,6 +111,8 @@ class ControlPlane {
   virtual Status deleteQueue(const std::string& name) = 0;
   // True while the reconcile loop is running and the store answers.
   virtual bool ready() const = 0;
+  // Every GPU of every node with its health.
+  virtual std::vector<GpuHealthView> gpuHealth() const = 0;
 };
 
 }  // namespace ty

@@ -95,7 +95,7 @@ void Gateway::dispatch(const Route& route, const httplib::Request& req, httplib:
     if (mutating(req.method)) audit(req, res, caller);
     return;
   }
-  if (Status st = authenticate(req, caller); !st.isOk()) {
+  if (Status st = authenticate(route, req, caller); !st.isOk()) {
     // Without valid credentials a client is limited by its address, so a
     // flood of guessed tokens is slowed like any other.
     auth::TakeResult take = address_limits_.take("addr:" + caller.address, clock_.now());
@@ -110,8 +110,11 @@ void Gateway::dispatch(const Route& route, const httplib::Request& req, httplib:
     if (mutating(req.method)) audit(req, res, caller);
     return;
   }
-  auth::TakeResult take =
-      token_limits_.take("token:" + std::to_string(caller.token.id), clock_.now());
+  // A job token has no token id: it is limited per job.
+  auth::TakeResult take = token_limits_.take(
+      caller.job_attempt ? "job:" + std::to_string(caller.job_attempt->job.value())
+                         : "token:" + std::to_string(caller.token.id),
+      clock_.now());
   if (!take.allowed) {
     return writeLimited(res, take.retry_after_ms,
                         "too many requests with this token; slow down and retry after the "
@@ -136,7 +139,33 @@ void Gateway::dispatch(const Route& route, const httplib::Request& req, httplib:
   if (mutating(req.method)) audit(req, res, caller);
 }
 
-Status Gateway::authenticate(const httplib::Request& req, Caller& caller) {
+Status Gateway::authenticateJob(const Route& route, const httplib::Request& req,
+                                const std::string& secret, Caller& caller) {
+  const Status refused = Status::unauthenticated(
+      "the job token is not valid here: it works only for the metrics of its own job while its "
+      "attempt runs");
+  if (!options_.job_tokens || !route.access.job_token) return refused;
+  std::optional<AttemptKey> key = options_.job_tokens->verify(secret);
+  if (!key) return refused;
+  auto id = pathId(req, "job");
+  if (!id.isOk() || *id != key->job.value()) return refused;
+  auto job = store_.getJob(key->job);
+  if (!job.isOk()) {
+    return job.status().code() == StatusCode::kNotFound ? refused : job.status();
+  }
+  // Bound to the attempt: a retry, the end of the job or a preemption ends
+  // the token too, although nothing was stored or revoked.
+  bool current = job->attempts == key->number &&
+                 (job->state == JobState::kRunning || job->state == JobState::kScheduled);
+  if (!current) return refused;
+  caller.via = Caller::Via::kJobToken;
+  caller.job_attempt = key;
+  caller.principal = auth::Principal{};
+  caller.principal.user = "job:" + std::to_string(key->job.value());
+  return Status::ok();
+}
+
+Status Gateway::authenticate(const Route& route, const httplib::Request& req, Caller& caller) {
   std::string secret;
   if (req.has_header("Authorization")) {
     auto bearer = auth::parseBearer(req.get_header_value("Authorization"));
@@ -146,6 +175,9 @@ Status Gateway::authenticate(const httplib::Request& req, Caller& caller) {
           "tokens create` or sign in with `trainyard login`");
     }
     secret = *bearer;
+    if (auth::JobTokens::looksLikeJobToken(secret)) {
+      return authenticateJob(route, req, secret, caller);
+    }
     caller.via = Caller::Via::kToken;
   } else if (auto cookie = cookieValue(req.get_header_value("Cookie"), kSessionCookie)) {
     secret = *cookie;

@@ -12,12 +12,14 @@
 #include <httplib.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api/routes.h"
+#include "auth/job_tokens.h"
 #include "auth/passwords.h"
 #include "auth/rate_limit.h"
 #include "common/clock.h"
@@ -33,6 +35,8 @@ struct GatewayOptions {
   auth::LoginGuardConfig lockout;
   DurationMs session_ttl = 12LL * 3600 * 1000;
   auth::PasswordParams password_params = auth::PasswordParams::interactive();
+  // The key of job tokens; null: job tokens are refused.
+  std::shared_ptr<const auth::JobTokens> job_tokens;
 };
 
 // The name of the cookie that carries a web session, and of the header that
@@ -75,7 +79,12 @@ class Gateway {
   void dispatch(const Route& route, const httplib::Request& req, httplib::Response& res);
   // Fills `caller` from the request's credentials, or says why not
   // (Unauthenticated; PermissionDenied for a session without its CSRF token).
-  Status authenticate(const httplib::Request& req, Caller& caller);
+  Status authenticate(const Route& route, const httplib::Request& req, Caller& caller);
+  // authenticate() for a job token: only on a route that accepts them, for
+  // the job at the path's {id}, while the token's attempt is that job's
+  // current one and the job is scheduled or running.
+  Status authenticateJob(const Route& route, const httplib::Request& req, const std::string& secret,
+                         Caller& caller);
   // Fills caller.principal for user `name` (limited to `token_project` when
   // not empty); Unauthenticated when the user is disabled or gone.
   Status principalOf(const std::string& name, const std::string& token_project, Caller& caller);

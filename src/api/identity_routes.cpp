@@ -258,9 +258,15 @@ Status listProjects(const IdentityContext& ctx, const Req&, Res& res, Caller& ca
     // A project-scoped token sees only its project, an administrator's too.
     if (p.token_project && *p.token_project != project.name) continue;
     if (!p.is_admin && !member) continue;
-    out.push_back({{"name", project.name},
-                   {"created_at", project.created_at},
-                   {"role", member ? Json(auth::roleName(role->second)) : Json(nullptr)}});
+    Json item = {{"name", project.name},
+                 {"created_at", project.created_at},
+                 {"role", member ? Json(auth::roleName(role->second)) : Json(nullptr)}};
+    // The webhook URL often carries the receiver's secret: only those who
+    // may change it see it.
+    if (p.is_admin || (member && role->second == auth::Role::kAdmin)) {
+      item["webhook_url"] = project.webhook_url;
+    }
+    out.push_back(std::move(item));
   }
   writeJson(res, 200, {{"projects", out}});
   return Status::ok();
@@ -335,6 +341,35 @@ Status projectAccess(const IdentityContext& ctx, Caller& caller, Permission perm
   TY_RETURN_IF_ERROR(caller.allow(permission, {name, ""}, "project"));
   auto project = ctx.store->getProject(name);
   return project.isOk() ? Status::ok() : noSuch(project.status(), "project");
+}
+
+// PATCH {"webhook_url": "https://..."}: where the server POSTs when one of
+// the project's jobs finishes; "" or null clears it.
+Status patchProject(const IdentityContext& ctx, const Req& req, Res& res, Caller& caller) {
+  std::string name = pathParam(req, 1);
+  TY_RETURN_IF_ERROR(projectAccess(ctx, caller, Permission::kManageMembers, name));
+  TY_ASSIGN_OR_RETURN(Json body, jsonObjectBody(req));
+  ObjectReader r(body, "", "body");
+  const Json* url_json = r.get("webhook_url");
+  bool present = body.contains("webhook_url");
+  std::string url;
+  if (url_json != nullptr) TY_RETURN_IF_ERROR(r.string("webhook_url", url));
+  TY_RETURN_IF_ERROR(r.finish());
+  if (!present) {
+    return Status::invalidArgument("nothing to change: give webhook_url (\"\" clears it)",
+                                   "webhook_url");
+  }
+  if (!url.empty()) TY_RETURN_IF_ERROR(checkWebhookUrl(url, "webhook_url"));
+  TY_RETURN_IF_ERROR(noSuch(ctx.store->setProjectWebhook(name, url), "project"));
+  TY_ASSIGN_OR_RETURN(Project project, ctx.store->getProject(name));
+  // The URL itself stays out of the audit log: it may hold a secret.
+  caller.audit_detail =
+      url.empty() ? "cleared webhook of project " + name : "set webhook of project " + name;
+  writeJson(res, 200,
+            {{"name", project.name},
+             {"created_at", project.created_at},
+             {"webhook_url", project.webhook_url}});
+  return Status::ok();
 }
 
 Status listMembers(const IdentityContext& ctx, const Req& req, Res& res, Caller& caller) {
@@ -672,6 +707,15 @@ std::vector<Route> identityRoutes(const IdentityContext& ctx) {
         {204, 401, 403, 404, 409}},
        A::fixed(P::kManageProjects),
        wrap(ctx, deleteProject)},
+      {{"PATCH",
+        "/api/v1/projects/{p}",
+        "Set or clear the project's webhook, POSTed when one of its jobs finishes (project "
+        "admins, admins)",
+        {project_param},
+        "{\"webhook_url\": \"https://...\" | \"\" | null}",
+        {200, 400, 401, 403, 404}},
+       A::resource(P::kManageMembers),
+       wrap(ctx, patchProject)},
       {{"GET",
         "/api/v1/projects/{p}/members",
         "The project's members and roles (its members, admins)",

@@ -188,6 +188,7 @@ TEST_F(IdentityRoutesTest, RouteTableIsValidAndDeclaresPermissions) {
   expect("GET /api/v1/projects", K::kFixed, P::kWhoami);
   expect("POST /api/v1/projects", K::kFixed, P::kManageProjects);
   expect("DELETE /api/v1/projects/{p}", K::kFixed, P::kManageProjects);
+  expect("PATCH /api/v1/projects/{p}", K::kResource, P::kManageMembers);
   expect("GET /api/v1/projects/{p}/members", K::kResource, P::kReadJobs);
   expect("PUT /api/v1/projects/{p}/members/{user}", K::kResource, P::kManageMembers);
   expect("DELETE /api/v1/projects/{p}/members/{user}", K::kResource, P::kManageMembers);
@@ -195,7 +196,7 @@ TEST_F(IdentityRoutesTest, RouteTableIsValidAndDeclaresPermissions) {
   expect("POST /api/v1/tokens", K::kResource, P::kManageTokens);
   expect("DELETE /api/v1/tokens/{id}", K::kResource, P::kManageTokens);
   expect("GET /api/v1/audit", K::kFixed, P::kReadAudit);
-  EXPECT_EQ(access.size(), 16u);
+  EXPECT_EQ(access.size(), 17u);
 }
 
 TEST_F(IdentityRoutesTest, WhoamiShowsRolesAndCredential) {
@@ -469,6 +470,44 @@ TEST_F(IdentityRoutesTest, MembersHiddenFromOtherProjects) {
   // Admins see everything; a missing project is still 404 for them.
   EXPECT_EQ(call(principal("root"), "GET", "/api/v1/projects/nlp/members").status, 200);
   EXPECT_EQ(call(principal("root"), "GET", "/api/v1/projects/nope/members").status, 404);
+}
+
+TEST_F(IdentityRoutesTest, ProjectAdminsSetTheWebhook) {
+  // alice administers vision; bob is an engineer there.
+  const std::string url = "https://hooks.example.org/vision?k=1";
+  Reply r =
+      call(principal("alice"), "PATCH", "/api/v1/projects/vision", Json{{"webhook_url", url}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body, (Json{{"name", "vision"}, {"created_at", kStart}, {"webhook_url", url}}));
+  EXPECT_EQ(r.audit_detail, "set webhook of project vision");  // never the URL
+  EXPECT_EQ(store_.getProject("vision").value().webhook_url, url);
+  // Only those who may change it see it in the list.
+  r = call(principal("alice"), "GET", "/api/v1/projects");
+  EXPECT_EQ(r.body["projects"][0]["webhook_url"], url) << r.raw;
+  r = call(principal("bob"), "GET", "/api/v1/projects");
+  EXPECT_FALSE(r.body["projects"][1].contains("webhook_url")) << r.raw;
+
+  EXPECT_EQ(
+      call(principal("bob"), "PATCH", "/api/v1/projects/vision", Json{{"webhook_url", url}}).status,
+      403);
+  EXPECT_EQ(
+      call(principal("alice"), "PATCH", "/api/v1/projects/nlp", Json{{"webhook_url", url}}).status,
+      404);
+  r = call(principal("alice"), "PATCH", "/api/v1/projects/vision",
+           Json{{"webhook_url", "ftp://x.example/"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.field(), "webhook_url");
+  EXPECT_EQ(call(principal("alice"), "PATCH", "/api/v1/projects/vision", Json::object()).field(),
+            "webhook_url");
+  EXPECT_EQ(
+      call(principal("alice"), "PATCH", "/api/v1/projects/vision", Json{{"name", "x"}}).status,
+      400);
+
+  r = call(principal("alice"), "PATCH", "/api/v1/projects/vision", Json{{"webhook_url", nullptr}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["webhook_url"], "");
+  EXPECT_EQ(r.audit_detail, "cleared webhook of project vision");
+  EXPECT_EQ(store_.getProject("vision").value().webhook_url, "");
 }
 
 TEST_F(IdentityRoutesTest, ProjectAdminsManageMembers) {

@@ -7,12 +7,14 @@
 #include <httplib.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "auth/roles.h"
 #include "codec/job_codec.h"
+#include "common/ids.h"
 #include "store/identity.h"
 
 namespace ty {
@@ -45,17 +47,28 @@ struct Access {
   };
   Kind kind = Kind::kUndeclared;
   auth::Permission permission = auth::Permission::kReadHealth;
+  // The gateway also accepts the job token (auth/job_tokens.h) of the job
+  // at the path's {id}, while its attempt runs.
+  bool job_token = false;
 
   static Access publicRoute() { return {Kind::kPublic, auth::Permission::kReadHealth}; }
   static Access fixed(auth::Permission p) { return {Kind::kFixed, p}; }
   static Access resource(auth::Permission p) { return {Kind::kResource, p}; }
+  Access withJobToken() const {
+    Access a = *this;
+    a.job_token = true;
+    return a;
+  }
 };
 
 // Who is calling and how, handed to every handler by the gateway.
 struct Caller {
   auth::Principal principal;  // empty user on public routes
   std::string address;        // the client's address
-  enum class Via { kNone, kToken, kSession } via = Via::kNone;
+  enum class Via { kNone, kToken, kSession, kJobToken } via = Via::kNone;
+  // With Via::kJobToken: the attempt whose token it is (the gateway checked
+  // that it is the running attempt of the job at the path's {id}).
+  std::optional<AttemptKey> job_attempt;
   ApiToken token;  // the token or session the request came with (id 0: none)
   // What the handler did, for the audit log ("job 12", "user bob"); never a
   // secret.

@@ -9,6 +9,7 @@
 #include "cli/client.h"
 #include "cli/command_support.h"
 #include "cli/identity_commands.h"
+#include "cli/metric_commands.h"
 #include "cli/table.h"
 #include "codec/job_codec.h"
 #include "codec/queue_codec.h"
@@ -454,8 +455,17 @@ void addNodes(CLI::App& app, std::shared_ptr<Globals> g) {
     for (const auto& n : nodes["nodes"]) {
       if (n["gpus"].empty()) t.add({str(n, "name"), "-", "(no GPUs)", "", "", ""});
       for (const auto& gpu : n["gpus"]) {
+        // An unhealthy GPU takes no new jobs; one already on it keeps running,
+        // so both are shown.
+        std::string job = str(gpu, "job");
+        if (gpu.value("healthy", true)) {
+          t.add({str(n, "name"), str(gpu, "index"), str(gpu, "model"), str(gpu, "memory"),
+                 str(gpu, "uuid"), job});
+          continue;
+        }
+        std::string sick = "unhealthy: " + gpu.value("unhealthy_reason", std::string("unknown"));
         t.add({str(n, "name"), str(gpu, "index"), str(gpu, "model"), str(gpu, "memory"),
-               str(gpu, "uuid"), str(gpu, "job")});
+               str(gpu, "uuid"), job == "-" ? sick : job + " (" + sick + ")"});
       }
     }
     t.print(out);
@@ -483,6 +493,7 @@ void addClientCommands(CLI::App& app, CliIo io) {
   addNodes(app, g);
   addQueue(app, g);
   addIdentityCommands(app, g);
+  addMetricCommands(app, g);
 }
 
 void addClientCommands(CLI::App& app) { addClientCommands(app, processIo()); }

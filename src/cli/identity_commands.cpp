@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "auth/roles.h"
 #include "auth/tokens.h"
@@ -323,7 +324,7 @@ void addUsers(CLI::App& app, const GlobalsPtr& g) {
 
 void addProjects(CLI::App& app, const GlobalsPtr& g) {
   CLI::App* cmd = app.add_subcommand(
-      "projects", "List your projects (global admins: all); create or delete one");
+      "projects", "List your projects (global admins: all); create, update or delete one");
   cmd->callback([g, cmd] {
     if (!cmd->get_subcommands().empty()) return;
     auto client = connect(*g);
@@ -345,6 +346,29 @@ void addProjects(CLI::App& app, const GlobalsPtr& g) {
         orFail(*g, client->post("/api/v1/projects", Json({{"name", *create_name}}).dump()));
     if (printStructured(*g, project)) return;
     *g->io.out << "created project " << str(project, "name") << "\n";
+  });
+
+  struct UpdateOpts {
+    std::string name;
+    std::optional<std::string> webhook;
+  };
+  auto update = std::make_shared<UpdateOpts>();
+  CLI::App* upd =
+      cmd->add_subcommand("update", "Change a project's settings (project admins, global admins)");
+  upd->add_option("NAME", update->name, "Project name")->required();
+  upd->add_option("--webhook", update->webhook,
+                  "URL POSTed when one of the project's jobs finishes (http or https); \"\" "
+                  "clears it")
+      ->required();
+  upd->callback([g, update] {
+    auto client = connect(*g);
+    Json body = {{"webhook_url", update->webhook.value_or("")}};
+    Json project =
+        orFail(*g, client->patch("/api/v1/projects/" + queryEncode(update->name), body.dump()));
+    if (printStructured(*g, project)) return;
+    std::string url = str(project, "webhook_url");
+    *g->io.out << "project " << str(project, "name")
+               << (url.empty() ? ": webhook cleared" : ": webhook set to " + url) << "\n";
   });
 
   auto delete_name = std::make_shared<std::string>();

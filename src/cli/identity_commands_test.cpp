@@ -188,6 +188,15 @@ class FakeApi {
            {{"projects",
              {{{"name", "default"}, {"created_at", 1700000000000}, {"role", "engineer"}}}}});
     });
+    svr_.Patch(R"(/api/v1/projects/([a-z0-9._-]+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 if (!signedIn(req, res)) return;
+                 Json body = Json::parse(req.body, nullptr, false);
+                 json(res, 200,
+                      {{"name", req.matches[1]},
+                       {"created_at", 1700000000000},
+                       {"webhook_url", body["webhook_url"]}});
+               });
     svr_.Delete(R"(/api/v1/projects/([a-z0-9._-]+))",
                 [this](const httplib::Request& req, httplib::Response& res) {
                   if (!signedIn(req, res)) return;
@@ -596,6 +605,18 @@ TEST_F(CommandsTest, ProjectsAndMembers) {
   r = run({"members", "default", "add", "bob", "overlord"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("data-engineer"), std::string::npos) << r.err;
+}
+
+TEST_F(CommandsTest, ProjectsUpdateSetsAndClearsTheWebhook) {
+  saveToken(api_->validToken());
+  Outcome r = run({"projects", "update", "default", "--webhook", "https://hooks.example.org/x"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "project default: webhook set to https://hooks.example.org/x\n");
+  EXPECT_EQ(Json::parse(api_->last("PATCH", "/api/v1/projects/default")->body),
+            Json({{"webhook_url", "https://hooks.example.org/x"}}));
+  r = run({"projects", "update", "default", "--webhook", ""});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "project default: webhook cleared\n");
 }
 
 TEST_F(CommandsTest, TokensCreatePrintsTheSecretOnceWithAWarning) {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codec/object_reader.h"
@@ -124,6 +125,16 @@ Json specToJson(const JobSpec& s) {
   if (!s.same_label.empty()) j["same_label"] = s.same_label;
   j["grace_period"] = formatDuration(s.grace_period);
   j["retries"] = {{"limit", s.retries.limit}, {"backoff", formatDuration(s.retries.backoff)}};
+  if (!s.notify.webhook.empty() || !s.notify.on.empty()) {
+    Json n = Json::object();
+    if (!s.notify.webhook.empty()) n["webhook"] = s.notify.webhook;
+    if (!s.notify.on.empty()) {
+      Json on = Json::array();
+      for (JobState st : s.notify.on) on.push_back(jobStateName(st));
+      n["on"] = on;
+    }
+    j["notify"] = n;
+  }
   return j;
 }
 
@@ -162,8 +173,55 @@ Result<JobSpec> specFromJson(const Json& j) {
     TY_RETURN_IF_ERROR(rr.duration("backoff", s.retries.backoff));
     TY_RETURN_IF_ERROR(rr.finish());
   }
+  if (const Json* n = r.get("notify")) {
+    ObjectReader nr(*n, "notify");
+    TY_RETURN_IF_ERROR(nr.check());
+    TY_RETURN_IF_ERROR(nr.string("webhook", s.notify.webhook));
+    if (!s.notify.webhook.empty()) {
+      TY_RETURN_IF_ERROR(checkWebhookUrl(s.notify.webhook, "notify.webhook"));
+    }
+    std::vector<std::string> on;
+    TY_RETURN_IF_ERROR(nr.stringList("on", on));
+    for (const std::string& name : on) {
+      std::optional<JobState> st = parseJobState(name);
+      if (!st || !isTerminal(*st)) {
+        return Status::invalidArgument(
+            "unknown state \"" + name + "\": use succeeded, failed or cancelled", "notify.on");
+      }
+      if (std::find(s.notify.on.begin(), s.notify.on.end(), *st) == s.notify.on.end()) {
+        s.notify.on.push_back(*st);
+      }
+    }
+    TY_RETURN_IF_ERROR(nr.finish());
+  }
   TY_RETURN_IF_ERROR(r.finish());
   return s;
+}
+
+Status checkWebhookUrl(const std::string& url, const std::string& field) {
+  const std::string hint = ": give an http:// or https:// URL (\"https://hooks.example.org/x\")";
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return Status::invalidArgument("\"" + url + "\" is not a webhook URL" + hint, field);
+  }
+  if (url.size() > 2048) return Status::invalidArgument("longer than 2048 characters", field);
+  // Whitespace and control characters would let a URL smuggle a second
+  // header line or request into what the notifier sends.
+  for (unsigned char c : url) {
+    if (c <= 0x20 || c == 0x7f) {
+      return Status::invalidArgument("contains a space or a control character" + hint, field);
+    }
+  }
+  std::string host = rest.substr(0, rest.find_first_of("/?#"));
+  if (host.empty() || host.find('@') != std::string::npos) {
+    return Status::invalidArgument("\"" + url + "\" has no host (or has credentials)" + hint,
+                                   field);
+  }
+  return Status::ok();
 }
 
 Result<Json> parseBody(const std::string& body, bool yaml) {

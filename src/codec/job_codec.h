@@ -19,6 +19,11 @@ using Json = nlohmann::json;
 Json specToJson(const JobSpec& spec);
 Result<JobSpec> specFromJson(const Json& j);
 
+// Ok when `url` can be a webhook target: http:// or https://, a host, no
+// user info, no whitespace or control characters, at most 2048 characters.
+// InvalidArgument naming `field` ("notify.webhook", "webhook_url") otherwise.
+Status checkWebhookUrl(const std::string& url, const std::string& field);
+
 // Parses a request body: JSON, or YAML when `yaml` is set. Errors are
 // InvalidArgument with the line/field when known.
 Result<Json> parseBody(const std::string& body, bool yaml);

@@ -31,6 +31,34 @@ TEST(SpecCodec, RoundTripsEveryField) {
   EXPECT_EQ(*back, s);
 }
 
+TEST(SpecCodec, RoundTripsNotify) {
+  JobSpec s;
+  s.command = {"true"};
+  s.notify.webhook = "https://hooks.example.org/x?k=1";
+  s.notify.on = {JobState::kFailed, JobState::kCancelled};
+  auto back = specFromJson(specToJson(s));
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(back->notify, s.notify);
+  // Without notify the spec's JSON has no such key, as before.
+  EXPECT_FALSE(specToJson(JobSpec{}).contains("notify"));
+}
+
+TEST(SpecCodec, RejectsWebhooksThatAreNotHttpUrls) {
+  for (const char* url : {"ftp://x.org/a", "hooks.example.org", "https://", "http://a b/",
+                          "https://user:pw@x.org/", "file:///etc/passwd"}) {
+    auto r = specFromJson(Json{{"command", {"true"}}, {"notify", {{"webhook", url}}}});
+    ASSERT_FALSE(r.isOk()) << url;
+    EXPECT_EQ(r.status().field(), "notify.webhook") << url;
+  }
+  auto bad_state = specFromJson(
+      Json{{"command", {"true"}}, {"notify", {{"webhook", "http://h/"}, {"on", {"running"}}}}});
+  ASSERT_FALSE(bad_state.isOk());
+  EXPECT_EQ(bad_state.status().field(), "notify.on");
+  auto unknown = specFromJson(Json{{"command", {"true"}}, {"notify", {{"url", "http://h/"}}}});
+  ASSERT_FALSE(unknown.isOk());
+  EXPECT_NE(unknown.status().toString().find("notify.url"), std::string::npos);
+}
+
 TEST(SpecCodec, RoundTripsAShareOfOneGpu) {
   JobSpec s;
   s.command = {"python3"};

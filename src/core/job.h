@@ -30,6 +30,17 @@ struct RetryPolicy {
   bool operator==(const RetryPolicy&) const = default;
 };
 
+enum class JobState { kPending, kScheduled, kRunning, kSucceeded, kFailed, kCancelled, kPreempted };
+
+// Where to tell someone that the job finished: a webhook the server POSTs
+// to (docs/observability.md, "Webhooks"). The URL is checked by the codec
+// (http or https only); core only carries it.
+struct NotifySpec {
+  std::string webhook;       // empty: no per-job webhook
+  std::vector<JobState> on;  // terminal states that fire it; empty: all three
+  bool operator==(const NotifySpec&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::string project = "default";
@@ -48,6 +59,7 @@ struct JobSpec {
   std::string same_label;  // replicas of a multi-node gang share this node label's value ("rack")
   DurationMs grace_period = 30'000;  // SIGTERM to SIGKILL
   RetryPolicy retries;
+  NotifySpec notify;
   bool operator==(const JobSpec&) const = default;
 };
 
@@ -55,7 +67,6 @@ struct JobSpec {
 // returned Status names the field at fault and how to fix it.
 Status validateSpec(const JobSpec& spec);
 
-enum class JobState { kPending, kScheduled, kRunning, kSucceeded, kFailed, kCancelled, kPreempted };
 const char* jobStateName(JobState s);
 std::optional<JobState> parseJobState(const std::string& s);
 bool isTerminal(JobState s);

@@ -47,6 +47,10 @@ std::string RunLayout::jobDir(JobId job) const {
   return data_dir_ + "/jobs/" + std::to_string(job.value());
 }
 
+std::string RunLayout::metricsFile(const AttemptKey& key, int replica) const {
+  return file(key, replica, kMetricsFile);
+}
+
 std::string RunLayout::checkpointMark(JobId job) const {
   return jobDir(job) + "/" + kCheckpointMark;
 }

@@ -10,6 +10,8 @@
 //     cgroups     cgroup directories made for the replica, one per line
 //     container   the podman container name, for container replicas
 //     output.log  stdout+stderr; rotated to output.log.1 ... output.log.<N-1>
+//     metrics.jsonl  the TRAINYARD_METRIC lines of the output, as written,
+//                 appended (never rotated; the server ingests it by offset)
 //
 // A value type: immutable after construction, thread-safe, no I/O except
 // in the listing helpers, which say how they fail.
@@ -33,6 +35,7 @@ class RunLayout {
   static constexpr const char* kCgroupsFile = "cgroups";
   static constexpr const char* kContainerFile = "container";
   static constexpr const char* kLogFile = "output.log";
+  static constexpr const char* kMetricsFile = "metrics.jsonl";
   // Touched by the job after each checkpoint it saves (its path is in
   // TRAINYARD_CHECKPOINT_MARK); its mtime orders preemption victims.
   static constexpr const char* kCheckpointMark = "checkpoint";
@@ -50,6 +53,9 @@ class RunLayout {
   std::string replicaDir(const AttemptKey& key, int replica) const;
   // A file of the replica's run directory, e.g. file(key, 0, kExitFile).
   std::string file(const AttemptKey& key, int replica, const char* name) const;
+
+  // <replica dir>/metrics.jsonl: the replica's training metric lines.
+  std::string metricsFile(const AttemptKey& key, int replica) const;
 
   // The log file of a run directory: index 0 is output.log (the one being
   // written), index i > 0 is output.log.<i> (older as i grows).

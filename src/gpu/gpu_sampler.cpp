@@ -3,6 +3,8 @@
 #include "gpu/gpu_sampler.h"
 
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,12 @@ std::int64_t toBytes(unsigned long long value) {
 class NvmlGpuReader final : public GpuReader {
  public:
   explicit NvmlGpuReader(NvmlLibrary nvml) : nvml_(std::move(nvml)) {}
+  NvmlGpuReader(const NvmlGpuReader&) = delete;
+  NvmlGpuReader& operator=(const NvmlGpuReader&) = delete;
+  // The event set goes before nvml_ shuts NVML down.
+  ~NvmlGpuReader() override {
+    if (events_ != nullptr) nvml_.freeEventSet(events_);
+  }
 
   Result<unsigned> gpuCount() override {
     Result<unsigned> count = nvml_.deviceCount();
@@ -111,7 +119,70 @@ class NvmlGpuReader final : public GpuReader {
     return out;
   }
 
+  Result<std::vector<std::uint64_t>> xids(unsigned gpu) override {
+    Result<nvmlDevice_t> device = handle(gpu);
+    if (!device.isOk()) return device.status();
+    Status watched = watchXids(*device);
+    if (!watched.isOk()) return watched;
+    Status drained = drainEvents();
+    auto pending = pending_xids_.find(*device);
+    if (pending == pending_xids_.end() || pending->second.empty()) {
+      if (!drained.isOk()) return drained;
+      return std::vector<std::uint64_t>{};
+    }
+    // What was drained before a failed wait is still answered: the failure
+    // comes back at the next call, as the set is waited on again.
+    std::vector<std::uint64_t> out = std::move(pending->second);
+    pending_xids_.erase(pending);
+    return out;
+  }
+
  private:
+  // At most this many events are taken off the set per xids() call, so that
+  // an XID storm cannot hold up a sample; the rest wait for the next call.
+  static constexpr int kMaxEventsPerDrain = 1024;
+
+  // Registers `device` for XID events, once. Registration answered
+  // NVML_ERROR_NOT_SUPPORTED (or a driver without the event API) is
+  // remembered and answered again without asking NVML; any other failure is
+  // tried again at the next call.
+  Status watchXids(nvmlDevice_t device) {
+    if (!no_event_api_.isOk()) return no_event_api_;
+    if (events_ == nullptr) {
+      Result<nvmlEventSet_t> set = nvml_.createEventSet();
+      if (!set.isOk()) {
+        if (set.status().code() == StatusCode::kFailedPrecondition) no_event_api_ = set.status();
+        return set.status();
+      }
+      events_ = *set;
+    }
+    auto known = xid_registration_.find(device);
+    if (known != xid_registration_.end()) return known->second;
+    Status registered = nvml_.registerEvents(device, kNvmlEventTypeXidCriticalError, events_);
+    if (registered.isOk() || registered.code() == StatusCode::kFailedPrecondition) {
+      xid_registration_.emplace(device, registered);
+    }
+    return registered;
+  }
+
+  // Takes the events pending on the set, without waiting, into
+  // pending_xids_ by the device each names. Events of devices not
+  // registered here cannot come; they are dropped should NVML send one.
+  Status drainEvents() {
+    for (int n = 0; n < kMaxEventsPerDrain; ++n) {
+      Result<std::optional<nvmlEventData_t>> event = nvml_.waitEvent(events_, 0);
+      if (!event.isOk()) return event.status();
+      if (!event->has_value()) return Status::ok();
+      const nvmlEventData_t& data = **event;
+      if ((data.eventType & kNvmlEventTypeXidCriticalError) == 0) continue;
+      auto registered = xid_registration_.find(data.device);
+      if (registered == xid_registration_.end() || !registered->second.isOk()) continue;
+      std::vector<std::uint64_t>& list = pending_xids_[data.device];
+      if (list.size() < kMaxXidsPerRead) list.push_back(data.eventData);
+    }
+    return Status::ok();
+  }
+
   Result<nvmlDevice_t> handle(unsigned gpu) {
     if (gpu >= handles_.size()) handles_.resize(gpu + 1, nullptr);
     if (handles_[gpu] == nullptr) {
@@ -124,6 +195,13 @@ class NvmlGpuReader final : public GpuReader {
 
   NvmlLibrary nvml_;
   std::vector<nvmlDevice_t> handles_;  // by index; nullptr until looked up
+  // XID events. Keyed by device handle, not index: a handle stays valid
+  // while NVML is initialised, whereas handles_ is looked up again when the
+  // GPU count changes, and a device stays registered in the set across that.
+  nvmlEventSet_t events_ = nullptr;                  // created at the first xids() call
+  Status no_event_api_;                              // FailedPrecondition once the driver has none
+  std::map<nvmlDevice_t, Status> xid_registration_;  // ok, or FailedPrecondition
+  std::map<nvmlDevice_t, std::vector<std::uint64_t>> pending_xids_;
 };
 
 class FakeGpuReader final : public GpuReader {
@@ -151,6 +229,9 @@ class FakeGpuReader final : public GpuReader {
   Result<std::vector<GpuProcessSample>> computeProcesses(unsigned gpu) override {
     if (gpu >= gpus_.size()) return outOfRange(gpu);
     return std::vector<GpuProcessSample>{};
+  }
+  Result<std::vector<std::uint64_t>> xids(unsigned) override {
+    return Status::failedPrecondition("a fake GPU reports no XID errors");
   }
 
  private:
@@ -234,6 +315,7 @@ NodeSample GpuSampler::sample() {
     gpu.ecc_double_bit_volatile = b.take(reader_->eccErrors(i, EccErrorKind::kDoubleBit));
     gpu.throttle_reasons = b.take(reader_->throttleReasons(i));
     gpu.processes = b.take(reader_->computeProcesses(i));
+    if (auto x = b.take(reader_->xids(i))) gpu.xids = std::move(*x);
     node.unsupported += gpu.unsupported;
     node.errors += gpu.errors;
   }

@@ -1,5 +1,6 @@
 // Sampling what the GPUs of this machine are doing: utilisation, memory,
-// temperature, power, clocks, ECC errors, throttling and compute processes.
+// temperature, power, clocks, ECC errors, throttling, compute processes and
+// XID errors.
 //
 // Two halves:
 //   - GpuReader, the seam: one read per NVML query, answering a Result. Its
@@ -18,6 +19,7 @@
 // use them without NVML.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -54,6 +56,11 @@ struct GpuSample {
   std::optional<std::uint64_t> ecc_single_bit_volatile;  // corrected, since the driver loaded
   std::optional<std::uint64_t> ecc_double_bit_volatile;  // uncorrected, since the driver loaded
   std::optional<std::uint64_t> throttle_reasons;         // nvmlClocksThrottleReasons bits
+  // XID errors NVML reported for this GPU since the previous sample, oldest
+  // first, each once (NVML's event API: GpuReader::xids). Empty when there
+  // were none, and when the GPU or the driver cannot report them (counted
+  // in `unsupported`).
+  std::vector<std::uint64_t> xids;
   // Unset when the list could not be read; empty when nothing runs.
   std::optional<std::vector<GpuProcessSample>> processes;
   int unsupported = 0;  // reads this GPU or driver does not offer
@@ -107,17 +114,28 @@ class GpuReader {
   virtual Result<std::uint64_t> eccErrors(unsigned gpu, EccErrorKind kind) = 0;
   virtual Result<std::uint64_t> throttleReasons(unsigned gpu) = 0;
   virtual Result<std::vector<GpuProcessSample>> computeProcesses(unsigned gpu) = 0;
+  // The XID errors of `gpu` that arrived since the previous call for it,
+  // oldest first, at most kMaxXidsPerRead (an XID storm keeps the first
+  // ones). Each XID is answered once. Never blocks: only events already
+  // pending are taken.
+  virtual Result<std::vector<std::uint64_t>> xids(unsigned gpu) = 0;
+  static constexpr std::size_t kMaxXidsPerRead = 64;
 };
 
 // A GpuReader over NVML loaded from `library` with dlopen (NvmlLibrary::load
 // and its failures). Device handles are looked up once and kept until the
-// GPU count changes.
+// GPU count changes. XIDs come from one NVML event set: a GPU is registered
+// for XID events at its first xids() call (XIDs from before then are not
+// seen), and each xids() call drains the events pending for all GPUs with a
+// zero timeout, keeping those of the other GPUs for their own calls. A GPU
+// whose registration NVML answers NVML_ERROR_NOT_SUPPORTED (some virtual
+// machines) is not asked again: its xids() answer FailedPrecondition.
 Result<std::unique_ptr<GpuReader>> openNvmlGpuReader(const std::string& library);
 
 // A GpuReader for GPUs that exist only on the command line (--fake-gpus):
 // each answers its identity, all of its memory free and 0% utilisation,
 // an empty process list, and FailedPrecondition for the sensors it does not
-// have (temperature, power, clock, ECC, throttling).
+// have (temperature, power, clock, ECC, throttling) and for XIDs.
 std::unique_ptr<GpuReader> newFakeGpuReader(std::vector<GpuInfo> gpus);
 
 // Turns the reads of a GpuReader into NodeSamples. Owns its reader. Not

@@ -29,7 +29,7 @@ constexpr const char* kFakeEnv[] = {
     "FAKE_NVML_GPU_UTIL",    "FAKE_NVML_MEM_UTIL",   "FAKE_NVML_MEMORY_USED_MIB",
     "FAKE_NVML_TEMPERATURE", "FAKE_NVML_POWER_MW",   "FAKE_NVML_SM_CLOCK",
     "FAKE_NVML_ECC_SBE",     "FAKE_NVML_ECC_DBE",    "FAKE_NVML_THROTTLE_REASONS",
-    "FAKE_NVML_PROCESSES",
+    "FAKE_NVML_PROCESSES",   "FAKE_NVML_XID",
 };
 
 // The fake built without the sampling entry points, beside FAKE_NVML_LIB
@@ -38,6 +38,14 @@ std::string fakeWithoutSampling() {
   return (std::filesystem::path(FAKE_NVML_LIB).parent_path() / "libnvidia-ml-fake-no-sampling.so")
       .string();
 }
+
+// The fake without nvmlEventSetWait_v2, as a driver from before MIG.
+std::string fakeWithEventWaitV1() {
+  return (std::filesystem::path(FAKE_NVML_LIB).parent_path() / "libnvidia-ml-fake-events-v1.so")
+      .string();
+}
+
+using Xids = std::vector<std::uint64_t>;
 
 class GpuSamplerNvmlTest : public ::testing::Test {
  protected:
@@ -178,8 +186,10 @@ TEST_F(GpuSamplerNvmlTest, AnOlderDriverWithoutTheSamplingSymbolsStillLoads) {
   EXPECT_FALSE(g.ecc_single_bit_volatile.has_value());
   EXPECT_FALSE(g.throttle_reasons.has_value());
   EXPECT_FALSE(g.processes.has_value());
-  // utilisation, temperature, power, clock, 2 x ECC, throttling, processes
-  EXPECT_EQ(g.unsupported, 8);
+  EXPECT_TRUE(g.xids.empty());
+  // utilisation, temperature, power, clock, 2 x ECC, throttling, processes,
+  // XIDs
+  EXPECT_EQ(g.unsupported, 9);
   EXPECT_EQ(s.errors, 0);
 }
 
@@ -205,7 +215,10 @@ TEST_F(GpuSamplerNvmlTest, AMalformedScriptFailsTheLoad) {
        std::vector<std::pair<std::string, std::string>>{{"FAKE_NVML_GPU_UTIL", "1,2,3"},
                                                         {"FAKE_NVML_POWER_MW", "lots"},
                                                         {"FAKE_NVML_PROCESSES", "100"},
-                                                        {"FAKE_NVML_PROCESSES", "0:1"}}) {
+                                                        {"FAKE_NVML_PROCESSES", "0:1"},
+                                                        {"FAKE_NVML_XID", "2:79"},
+                                                        {"FAKE_NVML_XID", "79"},
+                                                        {"FAKE_NVML_XID", "1:"}}) {
     clear();
     script({{"FAKE_NVML_GPUS", "2xA100-80GB"}, {name, value}});
     Result<std::unique_ptr<GpuReader>> reader = openNvmlGpuReader(FAKE_NVML_LIB);
@@ -213,6 +226,93 @@ TEST_F(GpuSamplerNvmlTest, AMalformedScriptFailsTheLoad) {
     EXPECT_NE(reader.status().message().find("Unknown Error"), std::string::npos)
         << reader.status().message();
   }
+}
+
+TEST_F(GpuSamplerNvmlTest, AnXidLandsOnItsGpuOnce) {
+  script({{"FAKE_NVML_GPUS", "2xH100-80GB"}, {"FAKE_NVML_XID", "1:79"}});
+  Result<std::unique_ptr<GpuReader>> reader = openNvmlGpuReader(FAKE_NVML_LIB);
+  ASSERT_TRUE(reader.isOk()) << reader.status().toString();
+  GpuSampler sampler(std::move(*reader));
+
+  NodeSample first = sampler.sample();
+  ASSERT_EQ(first.gpus.size(), 2u);
+  EXPECT_EQ(first.gpus[1].xids, Xids{79});
+  EXPECT_TRUE(first.gpus[0].xids.empty());
+  EXPECT_EQ(first.errors, 0);
+  EXPECT_EQ(first.unsupported, 0);
+
+  // Reported once: the next sample has nothing new.
+  NodeSample second = sampler.sample();
+  ASSERT_EQ(second.gpus.size(), 2u);
+  EXPECT_TRUE(second.gpus[1].xids.empty());
+  EXPECT_TRUE(second.gpus[0].xids.empty());
+  EXPECT_EQ(second.errors, 0);
+}
+
+TEST_F(GpuSamplerNvmlTest, XidsKeepTheirOrderAndTheirGpu) {
+  script({{"FAKE_NVML_GPUS", "3xA100-80GB"}, {"FAKE_NVML_XID", "2:48,0:13,2:79,0:31"}});
+  NodeSample s = sampleOnce();
+  ASSERT_EQ(s.gpus.size(), 3u);
+  EXPECT_EQ(s.gpus[0].xids, (Xids{13, 31}));
+  EXPECT_TRUE(s.gpus[1].xids.empty());
+  EXPECT_EQ(s.gpus[2].xids, (Xids{48, 79}));
+}
+
+TEST_F(GpuSamplerNvmlTest, XidEventsNotSupportedOnAGpuAreNoError) {
+  // Registration answers NVML_ERROR_NOT_SUPPORTED for GPU 0, as inside some
+  // virtual machines; GPU 1 still reports its XIDs.
+  script({{"FAKE_NVML_GPUS", "2xA100-80GB"}, {"FAKE_NVML_XID", "0:-,1:79"}});
+  Result<std::unique_ptr<GpuReader>> reader = openNvmlGpuReader(FAKE_NVML_LIB);
+  ASSERT_TRUE(reader.isOk()) << reader.status().toString();
+  GpuSampler sampler(std::move(*reader));
+  for (int round = 0; round < 2; ++round) {
+    NodeSample s = sampler.sample();
+    ASSERT_EQ(s.gpus.size(), 2u);
+    EXPECT_EQ(s.gpus[0].unsupported, 1) << round;
+    EXPECT_TRUE(s.gpus[0].xids.empty()) << round;
+    EXPECT_EQ(s.gpus[1].xids, round == 0 ? Xids{79} : Xids{}) << round;
+    EXPECT_EQ(s.errors, 0) << round;
+    EXPECT_EQ(s.unsupported, 1) << round;
+  }
+}
+
+TEST_F(GpuSamplerNvmlTest, AFailedXidRegistrationIsCountedAndTriedAgain) {
+  script({{"FAKE_NVML_GPUS", "1xA100-80GB"}, {"FAKE_NVML_XID", "0:!15"}});
+  Result<std::unique_ptr<GpuReader>> reader = openNvmlGpuReader(FAKE_NVML_LIB);
+  ASSERT_TRUE(reader.isOk()) << reader.status().toString();
+  GpuSampler sampler(std::move(*reader));
+  for (int round = 0; round < 2; ++round) {
+    NodeSample s = sampler.sample();
+    ASSERT_EQ(s.gpus.size(), 1u);
+    EXPECT_EQ(s.errors, 1) << round;
+    EXPECT_EQ(s.unsupported, 0) << round;
+    ASSERT_EQ(s.problems.size(), 1u) << round;
+    EXPECT_NE(s.problems[0].find("GPU 0: nvmlDeviceRegisterEvents failed: GPU is lost"),
+              std::string::npos)
+        << s.problems[0];
+  }
+}
+
+TEST_F(GpuSamplerNvmlTest, XidsComeThroughTheUnversionedWaitOfAnOlderDriver) {
+  script({{"FAKE_NVML_GPUS", "2xV100-32GB"}, {"FAKE_NVML_XID", "1:79"}});
+  NodeSample s = sampleOnce(fakeWithEventWaitV1());
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_EQ(s.gpus[1].xids, Xids{79});
+  EXPECT_TRUE(s.gpus[0].xids.empty());
+  EXPECT_EQ(s.errors, 0);
+  EXPECT_EQ(s.unsupported, 0);
+}
+
+TEST_F(GpuSamplerNvmlTest, TwoReadersEachSeeTheXidsOnce) {
+  script({{"FAKE_NVML_GPUS", "2xA100-80GB"}, {"FAKE_NVML_XID", "1:79"}});
+  Result<std::unique_ptr<GpuReader>> a = openNvmlGpuReader(FAKE_NVML_LIB);
+  Result<std::unique_ptr<GpuReader>> b = openNvmlGpuReader(FAKE_NVML_LIB);
+  ASSERT_TRUE(a.isOk() && b.isOk());
+  GpuSampler sa(std::move(*a));
+  GpuSampler sb(std::move(*b));
+  EXPECT_EQ(sa.sample().gpus.at(1).xids, Xids{79});
+  EXPECT_EQ(sb.sample().gpus.at(1).xids, Xids{79});
+  EXPECT_TRUE(sa.sample().gpus.at(1).xids.empty());
 }
 
 TEST_F(GpuSamplerNvmlTest, AMissingLibraryIsUnavailable) {
@@ -236,6 +336,7 @@ class FailingReader final : public GpuReader {
   Result<std::uint64_t> eccErrors(unsigned, EccErrorKind) override { return status_; }
   Result<std::uint64_t> throttleReasons(unsigned) override { return status_; }
   Result<std::vector<GpuProcessSample>> computeProcesses(unsigned) override { return status_; }
+  Result<std::vector<std::uint64_t>> xids(unsigned) override { return status_; }
 
  private:
   Result<unsigned> count_;
@@ -257,9 +358,10 @@ TEST(GpuSamplerTest, EveryReadFailingLeavesOnlyTheIndexAndKeepsFewProblems) {
   ASSERT_EQ(s.gpus.size(), 3u);
   GpuSample bare;
   bare.index = 2;
-  bare.errors = 10;  // identity, utilisation, memory, 3 sensors, 2 x ECC, throttling, processes
+  // identity, utilisation, memory, 3 sensors, 2 x ECC, throttling, processes, XIDs
+  bare.errors = 11;
   EXPECT_EQ(s.gpus[2], bare);
-  EXPECT_EQ(s.errors, 30);
+  EXPECT_EQ(s.errors, 33);
   EXPECT_EQ(s.problems.size(), NodeSample::kMaxProblems);
   EXPECT_EQ(s.problems[0], "GPU 0: timeout");
 }
@@ -277,8 +379,9 @@ TEST(GpuSamplerTest, FakeGpusAreIdleWithAllMemoryFree) {
   EXPECT_EQ(s.gpus[1].memory_free_bytes, 80 * kGib);
   EXPECT_EQ(s.gpus[1].processes, std::vector<GpuProcessSample>{});
   EXPECT_FALSE(s.gpus[1].temperature_celsius.has_value());
+  EXPECT_TRUE(s.gpus[1].xids.empty());
   EXPECT_EQ(s.errors, 0);
-  EXPECT_EQ(s.unsupported, 12);  // 3 sensors, 2 x ECC, throttling on each GPU
+  EXPECT_EQ(s.unsupported, 14);  // 3 sensors, 2 x ECC, throttling, XIDs on each GPU
 }
 
 }  // namespace

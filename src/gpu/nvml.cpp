@@ -40,6 +40,11 @@ using DeviceGetTotalEccErrorsFn = nvmlReturn_t (*)(nvmlDevice_t, int, int, unsig
 using DeviceGetCurrentClocksThrottleReasonsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
 using DeviceGetComputeRunningProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*,
                                                             nvmlProcessInfo_t*);
+using EventSetCreateFn = nvmlReturn_t (*)(nvmlEventSet_t*);
+using DeviceRegisterEventsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+// nvmlEventSetWait_v2 and nvmlEventSetWait share this prototype.
+using EventSetWaitFn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
+using EventSetFreeFn = nvmlReturn_t (*)(nvmlEventSet_t);
 
 // NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE and
 // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE.
@@ -305,6 +310,46 @@ Result<std::vector<nvmlProcessInfo_t>> NvmlLibrary::computeRunningProcesses(
   }
   return Status::unavailable(
       "nvmlDeviceGetComputeRunningProcesses_v3: the process list kept growing while read");
+}
+
+Result<nvmlEventSet_t> NvmlLibrary::createEventSet() const {
+  auto create = fn<EventSetCreateFn>(NvmlSymbol::kEventSetCreate);
+  if (create == nullptr) return missing(NvmlSymbol::kEventSetCreate);
+  nvmlEventSet_t set = nullptr;
+  nvmlReturn_t rc = create(&set);
+  if (rc != kNvmlSuccess) return callError("nvmlEventSetCreate", rc);
+  return set;
+}
+
+Status NvmlLibrary::registerEvents(nvmlDevice_t device, unsigned long long event_types,
+                                   nvmlEventSet_t set) const {
+  auto reg = fn<DeviceRegisterEventsFn>(NvmlSymbol::kDeviceRegisterEvents);
+  if (reg == nullptr) return missing(NvmlSymbol::kDeviceRegisterEvents);
+  nvmlReturn_t rc = reg(device, event_types, set);
+  if (rc != kNvmlSuccess) return callError("nvmlDeviceRegisterEvents", rc);
+  return Status::ok();
+}
+
+Result<std::optional<nvmlEventData_t>> NvmlLibrary::waitEvent(nvmlEventSet_t set,
+                                                              unsigned timeout_ms) const {
+  const char* name = "nvmlEventSetWait_v2";
+  auto wait = fn<EventSetWaitFn>(NvmlSymbol::kEventSetWaitV2);
+  if (wait == nullptr) {
+    name = "nvmlEventSetWait";
+    wait = fn<EventSetWaitFn>(NvmlSymbol::kEventSetWait);
+  }
+  if (wait == nullptr) return missing(NvmlSymbol::kEventSetWaitV2);
+  // Zeroed, so that the fields an older driver's wait does not write read
+  // as 0 rather than as garbage.
+  nvmlEventData_t data{};
+  nvmlReturn_t rc = wait(set, &data, timeout_ms);
+  if (rc == kNvmlErrorTimeout) return std::optional<nvmlEventData_t>();
+  if (rc != kNvmlSuccess) return callError(name, rc);
+  return std::optional<nvmlEventData_t>(data);
+}
+
+void NvmlLibrary::freeEventSet(nvmlEventSet_t set) const {
+  if (auto free_set = fn<EventSetFreeFn>(NvmlSymbol::kEventSetFree)) (void)free_set(set);
 }
 
 GpuDiscovery discoverNvmlGpus(const std::string& library) {

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,26 @@ inline constexpr int kNvmlEccSingleBit = 0;  // NVML_MEMORY_ERROR_TYPE_CORRECTED
 inline constexpr int kNvmlEccDoubleBit = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 inline constexpr int kNvmlEccVolatile = 0;   // NVML_VOLATILE_ECC: since the last driver load
 
+// Events (XID errors). An event set is NVML's queue of the events of the
+// devices registered in it; nvmlEventData_t is what one wait takes off it.
+struct nvmlEventSet_st;
+using nvmlEventSet_t = nvmlEventSet_st*;
+// nvmlEventData_t as nvmlEventSetWait_v2 fills it (NVML API 11 and later).
+// NVML writes the whole struct, so the layout must match: 32 bytes, no
+// padding. The unversioned nvmlEventSetWait of older drivers fills the
+// struct they knew, the first three fields, which is a prefix of this one.
+struct nvmlEventData_t {
+  nvmlDevice_t device;           // where the event happened
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the XID for kNvmlEventTypeXidCriticalError (999: unknown XID)
+  unsigned int gpuInstanceId;    // MIG only; 0xFFFFFFFF otherwise
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(nvmlEventData_t) == 32);
+// nvmlEventTypeXidCriticalError: an XID error, the driver's report of a GPU
+// or application fault (the XID is the event's eventData).
+inline constexpr unsigned long long kNvmlEventTypeXidCriticalError = 0x8;
+
 inline constexpr nvmlReturn_t kNvmlSuccess = 0;
 inline constexpr nvmlReturn_t kNvmlErrorInvalidArgument = 2;
 inline constexpr nvmlReturn_t kNvmlErrorNotSupported = 3;
@@ -93,6 +114,7 @@ inline constexpr nvmlReturn_t kNvmlErrorNoPermission = 4;
 inline constexpr nvmlReturn_t kNvmlErrorNotFound = 6;
 inline constexpr nvmlReturn_t kNvmlErrorInsufficientSize = 7;
 inline constexpr nvmlReturn_t kNvmlErrorDriverNotLoaded = 9;
+inline constexpr nvmlReturn_t kNvmlErrorTimeout = 10;
 inline constexpr nvmlReturn_t kNvmlErrorUnknown = 999;
 
 inline constexpr char kDefaultNvmlLibrary[] = "libnvidia-ml.so.1";
@@ -119,6 +141,11 @@ enum class NvmlSymbol : std::size_t {
   kDeviceGetTotalEccErrors,
   kDeviceGetCurrentClocksThrottleReasons,
   kDeviceGetComputeRunningProcesses,
+  kEventSetCreate,
+  kDeviceRegisterEvents,
+  kEventSetWaitV2,
+  kEventSetWait,
+  kEventSetFree,
   kCount,
 };
 
@@ -157,6 +184,14 @@ inline constexpr NvmlSymbolSpec kNvmlSymbols[] = {
     // the unversioned name takes a shorter struct and is not bound.
     {NvmlSymbol::kDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
      false},
+    // XID events: without them a sample carries no XIDs. nvmlEventSetWait_v2
+    // came with MIG (drivers 450 and later); the unversioned wait of older
+    // drivers is the fallback.
+    {NvmlSymbol::kEventSetCreate, "nvmlEventSetCreate", false},
+    {NvmlSymbol::kDeviceRegisterEvents, "nvmlDeviceRegisterEvents", false},
+    {NvmlSymbol::kEventSetWaitV2, "nvmlEventSetWait_v2", false},
+    {NvmlSymbol::kEventSetWait, "nvmlEventSetWait", false},
+    {NvmlSymbol::kEventSetFree, "nvmlEventSetFree", false},
 };
 static_assert(std::size(kNvmlSymbols) == static_cast<std::size_t>(NvmlSymbol::kCount));
 
@@ -219,6 +254,23 @@ class NvmlLibrary {
   // answers NVML_ERROR_INSUFFICIENT_SIZE (processes may start between two
   // calls) a few times before giving up with Unavailable.
   Result<std::vector<nvmlProcessInfo_t>> computeRunningProcesses(nvmlDevice_t device) const;
+
+  // Events. Optional like the sampling reads: FailedPrecondition when a
+  // symbol is missing or NVML answers NVML_ERROR_NOT_SUPPORTED (registering
+  // XID events fails so inside some virtual machines).
+  //
+  // A new, empty event set; the caller frees it with freeEventSet before
+  // this library is destroyed.
+  Result<nvmlEventSet_t> createEventSet() const;
+  // Adds the `event_types` (nvmlEventType* bits) of `device` to `set`.
+  Status registerEvents(nvmlDevice_t device, unsigned long long event_types,
+                        nvmlEventSet_t set) const;
+  // The next event of `set`, waiting at most `timeout_ms` for one (0: only
+  // what is already pending, never blocks); nullopt when none came
+  // (NVML_ERROR_TIMEOUT). Uses nvmlEventSetWait_v2, else nvmlEventSetWait.
+  Result<std::optional<nvmlEventData_t>> waitEvent(nvmlEventSet_t set, unsigned timeout_ms) const;
+  // Releases `set`; a failure is ignored as there is nothing to do about it.
+  void freeEventSet(nvmlEventSet_t set) const;
 
  private:
   using Symbols = std::array<void*, static_cast<std::size_t>(NvmlSymbol::kCount)>;

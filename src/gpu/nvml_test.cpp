@@ -28,6 +28,7 @@ class NvmlTest : public ::testing::Test {
     unsetenv("FAKE_NVML_INIT_ERROR");
     unsetenv("FAKE_NVML_DRIVER_VERSION");
     unsetenv("FAKE_NVML_TOPOLOGY");
+    unsetenv("FAKE_NVML_XID");
   }
 };
 
@@ -36,6 +37,12 @@ class NvmlTest : public ::testing::Test {
 std::string fakeWithoutTopology() {
   return (std::filesystem::path(FAKE_NVML_LIB).parent_path() / "libnvidia-ml-fake-no-topology.so")
       .string();
+}
+
+// The fake built without nvmlEventSetWait_v2, and the one without the
+// sampling (and event) entry points.
+std::string fakeVariant(const char* name) {
+  return (std::filesystem::path(FAKE_NVML_LIB).parent_path() / name).string();
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -268,6 +275,93 @@ TEST_F(NvmlTest, TopologyWrappers) {
   ASSERT_FALSE(beyond.isOk());
   EXPECT_TRUE(contains(beyond.status().message(), "nvmlDeviceGetNvLinkState(link 18)"))
       << beyond.status().message();
+}
+
+TEST_F(NvmlTest, EventWrappersDeliverAnXidOnce) {
+  setenv("FAKE_NVML_GPUS", "2xH100-80GB", 1);
+  setenv("FAKE_NVML_XID", "1:79", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  nvmlDevice_t d1 = lib->deviceHandle(1).value();
+  Result<nvmlEventSet_t> set = lib->createEventSet();
+  ASSERT_TRUE(set.isOk()) << set.status().toString();
+
+  // Nothing is registered yet: nothing to wait for, and no wait blocks.
+  Result<std::optional<nvmlEventData_t>> none = lib->waitEvent(*set, 0);
+  ASSERT_TRUE(none.isOk()) << none.status().toString();
+  EXPECT_FALSE(none->has_value());
+
+  ASSERT_TRUE(lib->registerEvents(d1, kNvmlEventTypeXidCriticalError, *set).isOk());
+  Result<std::optional<nvmlEventData_t>> event = lib->waitEvent(*set, 0);
+  ASSERT_TRUE(event.isOk()) << event.status().toString();
+  ASSERT_TRUE(event->has_value());
+  EXPECT_EQ((*event)->device, d1);
+  EXPECT_EQ((*event)->eventType, kNvmlEventTypeXidCriticalError);
+  EXPECT_EQ((*event)->eventData, 79u);
+  EXPECT_EQ((*event)->gpuInstanceId, 0xFFFFFFFFu);
+  EXPECT_EQ((*event)->computeInstanceId, 0xFFFFFFFFu);
+
+  Result<std::optional<nvmlEventData_t>> after = lib->waitEvent(*set, 0);
+  ASSERT_TRUE(after.isOk());
+  EXPECT_FALSE(after->has_value());
+  lib->freeEventSet(*set);
+}
+
+TEST_F(NvmlTest, RegisteringAnEventTypeTheGpuCannotReportIsFailedPrecondition) {
+  setenv("FAKE_NVML_GPUS", "2xH100-80GB", 1);
+  setenv("FAKE_NVML_XID", "0:-", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(FAKE_NVML_LIB);
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  nvmlEventSet_t set = lib->createEventSet().value();
+  Status s = lib->registerEvents(lib->deviceHandle(0).value(), kNvmlEventTypeXidCriticalError, set);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(s.message(), "nvmlDeviceRegisterEvents failed: Not Supported"))
+      << s.message();
+  // nvmlEventTypePState (0x4): the fake reports XIDs only.
+  s = lib->registerEvents(lib->deviceHandle(1).value(), 0x4, set);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  lib->freeEventSet(set);
+}
+
+TEST_F(NvmlTest, EventWaitFallsBackToTheUnversionedWait) {
+  setenv("FAKE_NVML_GPUS", "2xV100-32GB", 1);
+  setenv("FAKE_NVML_XID", "0:48", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(fakeVariant("libnvidia-ml-fake-events-v1.so"));
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  EXPECT_FALSE(lib->has(NvmlSymbol::kEventSetWaitV2));
+  EXPECT_TRUE(lib->has(NvmlSymbol::kEventSetWait));
+  nvmlDevice_t d0 = lib->deviceHandle(0).value();
+  nvmlEventSet_t set = lib->createEventSet().value();
+  ASSERT_TRUE(lib->registerEvents(d0, kNvmlEventTypeXidCriticalError, set).isOk());
+  Result<std::optional<nvmlEventData_t>> event = lib->waitEvent(set, 0);
+  ASSERT_TRUE(event.isOk()) << event.status().toString();
+  ASSERT_TRUE(event->has_value());
+  EXPECT_EQ((*event)->device, d0);
+  EXPECT_EQ((*event)->eventData, 48u);
+  // The older wait writes only the fields it knew; the rest stay zeroed.
+  EXPECT_EQ((*event)->gpuInstanceId, 0u);
+  EXPECT_EQ((*event)->computeInstanceId, 0u);
+  lib->freeEventSet(set);
+}
+
+TEST_F(NvmlTest, ALibraryWithoutTheEventFunctionsLoadsAndSaysSo) {
+  setenv("FAKE_NVML_GPUS", "1xV100-32GB", 1);
+  Result<NvmlLibrary> lib = NvmlLibrary::load(fakeVariant("libnvidia-ml-fake-no-sampling.so"));
+  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  for (NvmlSymbol s :
+       {NvmlSymbol::kEventSetCreate, NvmlSymbol::kDeviceRegisterEvents, NvmlSymbol::kEventSetWaitV2,
+        NvmlSymbol::kEventSetWait, NvmlSymbol::kEventSetFree}) {
+    EXPECT_FALSE(lib->has(s)) << kNvmlSymbols[static_cast<std::size_t>(s)].name;
+  }
+  Result<nvmlEventSet_t> set = lib->createEventSet();
+  ASSERT_FALSE(set.isOk());
+  EXPECT_EQ(set.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(set.status().message(), "has no nvmlEventSetCreate"))
+      << set.status().message();
+  Result<std::optional<nvmlEventData_t>> event = lib->waitEvent(nullptr, 0);
+  ASSERT_FALSE(event.isOk());
+  EXPECT_EQ(event.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(lib->deviceCount().value(), 1u);
 }
 
 }  // namespace

@@ -20,6 +20,26 @@ double inUnits(const std::string& resource, std::int64_t amount) {
 const prometheus::Histogram::BucketBoundaries kRequestBuckets = {
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
+// A pass over a few jobs takes tens of microseconds; one over tens of
+// thousands of pending jobs on a large cluster, up to seconds.
+const prometheus::Histogram::BucketBoundaries kPassBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+// A SQLite commit on a local SSD takes well under a millisecond; an fsync
+// on a busy or network disk, up to seconds.
+const prometheus::Histogram::BucketBoundaries kStoreBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& registry, const char* name,
+                                                 const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& registry,
+                                                     const char* name, const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
 
 ControlPlaneMetrics::ControlPlaneMetrics(prometheus::Registry& registry, const std::string& version)
@@ -39,22 +59,43 @@ ControlPlaneMetrics::ControlPlaneMetrics(prometheus::Registry& registry, const s
       jobs_(gauge(registry, "trainyard_jobs", "Jobs in each non-terminal state, by project.")),
       gpu_allocated_(gauge(registry, "trainyard_gpu_allocated",
                            "1 for each GPU a job holds, with the job, project and user.")),
+      gpu_unhealthy_(gauge(registry, "trainyard_gpu_unhealthy",
+                           "1 for each GPU the scheduler keeps out of scheduling, with why.")),
       build_info_(gauge(registry, "trainyard_build_info", "The server's version; always 1.")),
-      request_duration_(prometheus::BuildHistogram()
-                            .Name("trainyard_http_request_duration_seconds")
-                            .Help("Time to answer an API request, by route (its OpenAPI "
-                                  "path), method and status.")
-                            .Register(registry)) {
+      request_duration_(histogram(registry, "trainyard_http_request_duration_seconds",
+                                  "Time to answer an API request, by route (its OpenAPI "
+                                  "path), method and status.")),
+      pass_duration_(histogram(registry, "trainyard_scheduling_pass_duration_seconds",
+                               "Time of one scheduling pass of the reconcile loop (snapshot, "
+                               "decision, applying it), store writes excluded.")),
+      pass_histogram_(pass_duration_.Add({}, kPassBuckets)),
+      decisions_(counter(registry, "trainyard_scheduling_decisions_total",
+                         "Scheduling decisions taken, by kind: start (a job placed) or preempt "
+                         "(a running job chosen to stop).")),
+      preemptions_(counter(registry, "trainyard_preemptions_total",
+                           "Running jobs stopped for a waiting one, by reason: priority or "
+                           "reclaim.")),
+      failures_(counter(registry, "trainyard_job_failures_total",
+                        "Jobs that ended failed, by reason: exit_code, signal, lost, launch, "
+                        "max_runtime.")),
+      store_duration_(histogram(registry, "trainyard_store_operation_duration_seconds",
+                                "Time of a store call, by operation (commit, create_jobs, "
+                                "active_jobs, list_jobs).")) {
   build_info_.Add({{"version", version}}).Set(1);
 }
 
 ControlPlaneMetrics::~ControlPlaneMetrics() {
   for (GaugeSeries* s : {&pending_, &running_, &oldest_wait_, &quota_nominal_, &quota_used_, &jobs_,
-                         &gpu_allocated_}) {
+                         &gpu_allocated_, &gpu_unhealthy_}) {
     registry_.Remove(s->family());
   }
   registry_.Remove(build_info_);
   registry_.Remove(request_duration_);
+  registry_.Remove(pass_duration_);
+  registry_.Remove(decisions_);
+  registry_.Remove(preemptions_);
+  registry_.Remove(failures_);
+  registry_.Remove(store_duration_);
 }
 
 void ControlPlaneMetrics::update(const ControlPlaneSnapshot& snapshot) {
@@ -81,10 +122,46 @@ void ControlPlaneMetrics::update(const ControlPlaneSnapshot& snapshot) {
                         {"user", g.user}},
                        1);
   }
+  for (const UnhealthyGpu& g : snapshot.unhealthy_gpus) {
+    gpu_unhealthy_.set({{"gpu", std::to_string(g.gpu)},
+                        {"UUID", g.uuid},
+                        {"Hostname", g.node},
+                        {"reason", g.reason}},
+                       1);
+  }
   for (GaugeSeries* s : {&pending_, &running_, &oldest_wait_, &quota_nominal_, &quota_used_, &jobs_,
-                         &gpu_allocated_}) {
+                         &gpu_allocated_, &gpu_unhealthy_}) {
     s->sweep();
   }
+}
+
+void ControlPlaneMetrics::observeSchedulingPass(double seconds) {
+  pass_histogram_.Observe(seconds);
+}
+
+// Family::Add finds an existing series by its labels (building nothing for
+// a counter), so counters need no cache of their own.
+void ControlPlaneMetrics::countDecisions(const std::string& kind, int n) {
+  decisions_.Add({{"kind", kind}}).Increment(static_cast<double>(n));
+}
+
+void ControlPlaneMetrics::countPreemptions(const std::string& reason, int n) {
+  preemptions_.Add({{"reason", reason}}).Increment(static_cast<double>(n));
+}
+
+void ControlPlaneMetrics::countJobFailures(const std::string& reason, int n) {
+  failures_.Add({{"reason", reason}}).Increment(static_cast<double>(n));
+}
+
+void ControlPlaneMetrics::observeStoreOperation(const std::string& operation, double seconds) {
+  prometheus::Histogram* h = nullptr;
+  {
+    std::lock_guard lock(histograms_mu_);
+    auto [it, inserted] = store_histograms_.try_emplace(operation);
+    if (inserted) it->second = &store_duration_.Add({{"operation", operation}}, kStoreBuckets);
+    h = it->second;
+  }
+  h->Observe(seconds);
 }
 
 void ControlPlaneMetrics::observeRequest(const std::string& route, const std::string& method,
@@ -105,7 +182,7 @@ void ControlPlaneMetrics::observeRequest(const std::string& route, const std::st
 
 std::size_t ControlPlaneMetrics::seriesCount() const {
   return pending_.size() + running_.size() + oldest_wait_.size() + quota_nominal_.size() +
-         quota_used_.size() + jobs_.size() + gpu_allocated_.size();
+         quota_used_.size() + jobs_.size() + gpu_allocated_.size() + gpu_unhealthy_.size();
 }
 
 }  // namespace ty

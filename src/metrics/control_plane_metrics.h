@@ -6,6 +6,10 @@
 // time) and knows nothing of the API, the store or the scheduler, so the
 // metrics layer keeps pointing inward.
 //
+// Scheduler activity (passes, decisions, preemptions, failures, store
+// latency) arrives as plain values through the count*/observe* methods,
+// which the server feeds from its reconcile loop's reports.
+//
 // Gauges follow the snapshot: a queue, a (state, project) pair or a GPU
 // holder that the latest update no longer has loses its series, so label
 // sets of finished jobs and deleted queues do not pile up.
@@ -14,10 +18,12 @@
 // construction, which must outlive the ControlPlaneMetrics; the destructor
 // removes them. Thread-safety: update() from one thread at a time (the
 // caller serialises it with collection to serve whole snapshots);
-// observeRequest() from any thread at any time, since prometheus-cpp locks
-// each family and histograms observe atomically.
+// observeRequest() and the count*/observe* methods from any thread at any
+// time, since prometheus-cpp locks each family and counters and histograms
+// change atomically.
 #pragma once
 
+#include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
@@ -60,12 +66,21 @@ struct GpuAllocation {
   std::string user;
 };
 
+// A GPU out of scheduling.
+struct UnhealthyGpu {
+  std::string node;  // the Hostname label
+  int gpu = 0;
+  std::string uuid;
+  std::string reason;  // in plain words
+};
+
 struct ControlPlaneSnapshot {
   std::vector<QueueMetricsRow> queues;
   // (state name, project) -> number of jobs; only non-terminal states are
   // meant to be here (terminal totals only grow, and belong in counters).
   std::map<std::pair<std::string, std::string>, int> jobs;
   std::vector<GpuAllocation> gpus;
+  std::vector<UnhealthyGpu> unhealthy_gpus;
 };
 
 class ControlPlaneMetrics {
@@ -85,6 +100,17 @@ class ControlPlaneMetrics {
   void observeRequest(const std::string& route, const std::string& method, int status,
                       double seconds);
 
+  // One scheduling pass of the reconcile loop took `seconds`.
+  void observeSchedulingPass(double seconds);
+  // Adds `n` to the counter of that label; n = 0 only makes the series
+  // exist, so that rate() and increase() see its first change.
+  void countDecisions(const std::string& kind, int n);
+  void countPreemptions(const std::string& reason, int n);
+  void countJobFailures(const std::string& reason, int n);
+  // One store call of `operation` ("commit", "create_jobs", "active_jobs",
+  // ...) took `seconds`.
+  void observeStoreOperation(const std::string& operation, double seconds);
+
   // How many series the gauges that follow the snapshot hold now.
   std::size_t seriesCount() const;
 
@@ -97,12 +123,21 @@ class ControlPlaneMetrics {
   GaugeSeries quota_used_;
   GaugeSeries jobs_;
   GaugeSeries gpu_allocated_;
+  GaugeSeries gpu_unhealthy_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Family<prometheus::Histogram>& pass_duration_;
+  prometheus::Histogram& pass_histogram_;  // owned by pass_duration_
+  prometheus::Family<prometheus::Counter>& decisions_;
+  prometheus::Family<prometheus::Counter>& preemptions_;
+  prometheus::Family<prometheus::Counter>& failures_;
+  prometheus::Family<prometheus::Histogram>& store_duration_;
   // The request histograms by "route method status": Family::Add builds a
   // histogram before it looks for an existing one, too much for every request.
   std::mutex histograms_mu_;
   std::map<std::string, prometheus::Histogram*> histograms_;  // owned by the family
+  // The store histograms by operation, for the same reason.
+  std::map<std::string, prometheus::Histogram*> store_histograms_;  // guarded by histograms_mu_
 };
 
 }  // namespace ty

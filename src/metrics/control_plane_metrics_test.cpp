@@ -110,11 +110,75 @@ TEST(ControlPlaneMetricsTest, RequestsAreObservedByRoute) {
                         {"method=GET;route=/api/v1/jobs/{id};status=404;", 1}}));
 }
 
+TEST(ControlPlaneMetricsTest, UnhealthyGpusFollowTheSnapshot) {
+  prometheus::Registry registry;
+  ControlPlaneMetrics metrics(registry, "0.1.0");
+  ControlPlaneSnapshot s;
+  s.unhealthy_gpus = {{"node-a", 3, "GPU-a3", "Xid 79"}};
+  metrics.update(s);
+  EXPECT_EQ(
+      seriesOf(registry, "trainyard_gpu_unhealthy"),
+      (std::map<std::string, double>{{"Hostname=node-a,UUID=GPU-a3,gpu=3,reason=Xid 79", 1}}));
+  EXPECT_EQ(metrics.seriesCount(), 1u);
+  metrics.update(ControlPlaneSnapshot{});
+  EXPECT_TRUE(seriesOf(registry, "trainyard_gpu_unhealthy").empty());
+}
+
+TEST(ControlPlaneMetricsTest, CountsSchedulerActivityByLabel) {
+  prometheus::Registry registry;
+  ControlPlaneMetrics metrics(registry, "0.1.0");
+  metrics.countDecisions("start", 0);  // declared: the series exists at 0
+  metrics.countDecisions("preempt", 2);
+  metrics.countDecisions("preempt", 1);
+  metrics.countPreemptions("reclaim", 1);
+  metrics.countJobFailures("exit_code", 2);
+  metrics.countJobFailures("lost", 1);
+  EXPECT_EQ(seriesOf(registry, "trainyard_scheduling_decisions_total"),
+            (std::map<std::string, double>{{"kind=preempt", 3}, {"kind=start", 0}}));
+  EXPECT_EQ(seriesOf(registry, "trainyard_preemptions_total"),
+            (std::map<std::string, double>{{"reason=reclaim", 1}}));
+  EXPECT_EQ(seriesOf(registry, "trainyard_job_failures_total"),
+            (std::map<std::string, double>{{"reason=exit_code", 2}, {"reason=lost", 1}}));
+}
+
+TEST(ControlPlaneMetricsTest, PassAndStoreTimesAreHistograms) {
+  prometheus::Registry registry;
+  ControlPlaneMetrics metrics(registry, "0.1.0");
+  metrics.observeSchedulingPass(0.0004);
+  metrics.observeSchedulingPass(0.002);
+  metrics.observeStoreOperation("commit", 0.001);
+  metrics.observeStoreOperation("commit", 0.003);
+  metrics.observeStoreOperation("create_jobs", 0.002);
+  std::map<std::string, std::uint64_t> counts;
+  std::map<std::string, double> sums;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != "trainyard_scheduling_pass_duration_seconds" &&
+        family.name != "trainyard_store_operation_duration_seconds") {
+      continue;
+    }
+    EXPECT_EQ(family.type, prometheus::MetricType::Histogram) << family.name;
+    for (const prometheus::ClientMetric& m : family.metric) {
+      std::string key = family.name;
+      for (const prometheus::ClientMetric::Label& l : m.label) key += " " + l.name + "=" + l.value;
+      counts[key] = m.histogram.sample_count;
+      sums[key] = m.histogram.sample_sum;
+    }
+  }
+  EXPECT_EQ(counts, (std::map<std::string, std::uint64_t>{
+                        {"trainyard_scheduling_pass_duration_seconds", 2},
+                        {"trainyard_store_operation_duration_seconds operation=commit", 2},
+                        {"trainyard_store_operation_duration_seconds operation=create_jobs", 1}}));
+  EXPECT_DOUBLE_EQ(sums["trainyard_scheduling_pass_duration_seconds"], 0.0024);
+  EXPECT_DOUBLE_EQ(sums["trainyard_store_operation_duration_seconds operation=commit"], 0.004);
+}
+
 TEST(ControlPlaneMetricsTest, DestructionRemovesTheFamilies) {
   prometheus::Registry registry;
   {
     ControlPlaneMetrics metrics(registry, "0.1.0");
     metrics.update(twoQueues());
+    metrics.countJobFailures("lost", 1);
+    metrics.observeStoreOperation("commit", 0.001);
     EXPECT_FALSE(registry.Collect().empty());
   }
   EXPECT_TRUE(registry.Collect().empty());

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/identity_routes.h"
+#include "auth/job_tokens.h"
 #include "auth/tokens.h"
 #include "server/api_server_test_fixture.h"
 
@@ -50,6 +51,7 @@ class ApiAuthzTest : public ApiServerTest {
     ApiOptions o;
     o.gateway.rate_limit = {1'000'000, 1'000'000.0, 100};
     o.gateway.login_rate_limit = o.gateway.rate_limit;
+    o.gateway.job_tokens = job_tokens_;
     startApi(o);
 
     for (const char* p : {"default", "a", "b"}) ASSERT_TRUE(store_->createProject({p, 1}).isOk());
@@ -148,6 +150,9 @@ class ApiAuthzTest : public ApiServerTest {
       EXPECT_TRUE(store_->createProject({name, 1}).isOk());
       return Call{"/api/v1/projects/" + name, ""};
     }
+    if (key == "PATCH /api/v1/projects/{p}") {
+      return Call{"/api/v1/projects/" + p, R"({"webhook_url":"https://hooks.example.org/x"})"};
+    }
     if (key == "GET /api/v1/projects/{p}/members") {
       return Call{"/api/v1/projects/" + p + "/members", ""};
     }
@@ -191,10 +196,12 @@ class ApiAuthzTest : public ApiServerTest {
     if (key == "GET /api/v1/jobs") return Call{route.doc.path + "?project=" + p, ""};
     if (key == "GET /api/v1/jobs/{id}" || key == "GET /api/v1/jobs/{id}/events" ||
         key == "GET /api/v1/jobs/{id}/attempts" || key == "GET /api/v1/jobs/{id}/logs" ||
-        key == "POST /api/v1/jobs/{id}/cancel") {
+        key == "POST /api/v1/jobs/{id}/cancel" || key == "GET /api/v1/jobs/{id}/metrics" ||
+        key == "POST /api/v1/jobs/{id}/metrics") {
       std::string path = route.doc.path;
       path.replace(path.find("{id}"), 4, job(p, owner.empty() ? "other" : owner));
-      return Call{path, ""};
+      bool report = key == "POST /api/v1/jobs/{id}/metrics";
+      return Call{path, report ? R"({"step":1,"metrics":{"loss":0.5}})" : ""};
     }
     return std::nullopt;
   }
@@ -228,6 +235,8 @@ class ApiAuthzTest : public ApiServerTest {
     return http.Post(call.path, h, call.body, "application/json");
   }
 
+  std::shared_ptr<const auth::JobTokens> job_tokens_ =
+      std::make_shared<const auth::JobTokens>(std::string(32, 'k'));
   std::map<std::string, std::string> tokens_;
   std::vector<std::string> principals_;
   int counter_ = 0;
@@ -293,6 +302,41 @@ TEST_F(ApiAuthzTest, EveryRouteEveryRoleOwnAndOtherProject) {
   // Every route was called by all 7 callers in 4 cells each.
   EXPECT_EQ(cells, static_cast<int>(api_->routes().size()) * 7 * 4);
   for (const auto& [route, line] : summary) std::printf("%s:%s\n", route.c_str(), line.c_str());
+}
+
+TEST_F(ApiAuthzTest, JobTokenReachesOnlyItsJobsMetricsWhileItsAttemptRuns) {
+  const std::int64_t id = std::stoll(job("a", "other"));
+  const std::int64_t other_id = std::stoll(job("a", "other"));
+  Job running = waitJob(JobId(id), [](const Job& j) { return j.state == JobState::kRunning; });
+  ASSERT_EQ(running.state, JobState::kRunning);
+  const std::string token = job_tokens_->issue({JobId(id), running.attempts});
+  httplib::Client http("127.0.0.1", port_);
+  httplib::Headers h = {{"Authorization", "Bearer " + token}};
+  const std::string mine = "/api/v1/jobs/" + std::to_string(id);
+  const std::string body = R"({"step":3,"metrics":{"loss":0.25},"key":"s3"})";
+  auto posted = http.Post(mine + "/metrics", h, body, "application/json");
+  ASSERT_TRUE(posted);
+  EXPECT_EQ(posted->status, 200) << posted->body;
+  EXPECT_EQ(Json::parse(posted->body)["added"], 1);
+  // A retry with the same key adds nothing.
+  EXPECT_EQ(Json::parse(http.Post(mine + "/metrics", h, body, "application/json")->body)["added"],
+            0);
+  auto read = http.Get(mine + "/metrics?name=loss", h);
+  ASSERT_EQ(read->status, 200) << read->body;
+  EXPECT_EQ(Json::parse(read->body)["points"].size(), 1u);
+  // Not another job's metrics, and no other route of its own job.
+  const std::string other = "/api/v1/jobs/" + std::to_string(other_id);
+  EXPECT_EQ(http.Post(other + "/metrics", h, body, "application/json")->status, 401);
+  EXPECT_EQ(http.Get(mine, h)->status, 401);
+  EXPECT_EQ(http.Post(mine + "/cancel", h, "", "application/json")->status, 401);
+  // A token of another attempt, or forged with another key, is refused.
+  httplib::Headers later = {
+      {"Authorization", "Bearer " + job_tokens_->issue({JobId(id), running.attempts + 1})}};
+  EXPECT_EQ(http.Post(mine + "/metrics", later, body, "application/json")->status, 401);
+  auth::JobTokens forger(std::string(32, 'f'));
+  httplib::Headers forged = {
+      {"Authorization", "Bearer " + forger.issue({JobId(id), running.attempts})}};
+  EXPECT_EQ(http.Post(mine + "/metrics", forged, body, "application/json")->status, 401);
 }
 
 TEST_F(ApiAuthzTest, JobListShowsOnlyReadableProjects) {

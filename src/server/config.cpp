@@ -182,6 +182,65 @@ Status readApi(const Json& j, ApiSettings& a) {
   return r.finish();
 }
 
+// A number in [lo, hi]; InvalidArgument naming gpu_monitor.<key> otherwise.
+Status readNumber(ObjectReader& r, const char* key, double lo, double hi, const char* what,
+                  double& out) {
+  const Json* v = r.get(key);
+  if (!v) return Status::ok();
+  if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi) {
+    return Status::invalidArgument(std::string("must be ") + what, r.path(key));
+  }
+  out = v->get<double>();
+  return Status::ok();
+}
+
+Status readGpuMonitor(const Json& j, GpuMonitorSettings& g) {
+  ObjectReader r(j, "gpu_monitor", "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.boolean("enabled", g.enabled));
+  TY_RETURN_IF_ERROR(r.duration("sample_interval", g.sample_interval));
+  if (g.sample_interval < 100) {
+    return Status::invalidArgument("must be at least 100ms, such as 5s",
+                                   "gpu_monitor.sample_interval");
+  }
+  DiagnosisConfig& d = g.diagnosis;
+  TY_RETURN_IF_ERROR(readNumber(r, "idle_util_percent", 0.001, 100,
+                                "a percentage above 0 and at most 100, such as 5",
+                                d.idle_util_percent));
+  TY_RETURN_IF_ERROR(r.duration("idle_after", d.idle_after));
+  TY_RETURN_IF_ERROR(r.duration("idle_stop_after", d.idle_stop_after));
+  TY_RETURN_IF_ERROR(readNumber(r, "input_bound_util_percent", 0.001, 100,
+                                "a percentage above 0 and at most 100, such as 40",
+                                d.input_bound_util_percent));
+  TY_RETURN_IF_ERROR(r.duration("input_bound_window", d.input_bound_window));
+  TY_RETURN_IF_ERROR(r.boolean("kill_ghosts", d.kill_ghosts));
+  TY_RETURN_IF_ERROR(r.finish());
+  if (d.input_bound_window < g.sample_interval) {
+    return Status::invalidArgument(
+        "must be at least sample_interval (" + formatDuration(g.sample_interval) +
+            "): the window averages several samples",
+        "gpu_monitor.input_bound_window");
+  }
+  return validateDiagnosisConfig(d);
+}
+
+Status readWebhooks(const Json& j, WebhookOptions& w) {
+  ObjectReader r(j, "webhooks", "config");
+  TY_RETURN_IF_ERROR(r.check());
+  TY_RETURN_IF_ERROR(r.integer("max_attempts", w.max_attempts, 1, 100));
+  TY_RETURN_IF_ERROR(r.duration("initial_backoff", w.initial_backoff));
+  TY_RETURN_IF_ERROR(r.duration("max_backoff", w.max_backoff));
+  TY_RETURN_IF_ERROR(r.duration("timeout", w.timeout));
+  TY_RETURN_IF_ERROR(r.boolean("allow_private_targets", w.allow_private_targets));
+  if (r.get("secret") != nullptr) {
+    return Status::invalidArgument(
+        "is read from the environment (TRAINYARD_WEBHOOK_SECRET), not the config file",
+        "webhooks.secret");
+  }
+  TY_RETURN_IF_ERROR(r.finish());
+  return validateWebhookOptions(w);
+}
+
 }  // namespace
 
 Status readConfig(const Json& j, ServerConfig& c) {
@@ -214,6 +273,9 @@ Status readConfig(const Json& j, ServerConfig& c) {
   if (const Json* api = r.get("api")) TY_RETURN_IF_ERROR(readApi(*api, c.api));
   if (const Json* sched = r.get("scheduler"))
     TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
+  if (const Json* gpu = r.get("gpu_monitor"))
+    TY_RETURN_IF_ERROR(readGpuMonitor(*gpu, c.gpu_monitor));
+  if (const Json* hooks = r.get("webhooks")) TY_RETURN_IF_ERROR(readWebhooks(*hooks, c.webhooks));
   return r.finish();
 }
 

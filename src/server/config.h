@@ -10,9 +10,11 @@
 #include "api/gateway.h"
 #include "common/status.h"
 #include "common/time.h"
+#include "core/gpu_diagnosis.h"
 #include "core/queue.h"
 #include "core/schedule.h"
 #include "core/service_levels.h"
+#include "server/webhook_notifier.h"
 
 namespace ty {
 
@@ -41,6 +43,15 @@ struct ApiSettings {
   DurationMs idle_timeout = 5'000;
 };
 
+// The `gpu_monitor:` section: how often the server samples its GPUs and
+// what the diagnosis (core/gpu_diagnosis.h) calls idle, input-bound or a
+// ghost.
+struct GpuMonitorSettings {
+  bool enabled = true;
+  DurationMs sample_interval = 5'000;
+  DiagnosisConfig diagnosis;
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./var";
@@ -67,6 +78,11 @@ struct ServerConfig {
   std::string bootstrap_token_file;
   ApiSettings api;
   SchedulerSettings scheduler;
+  GpuMonitorSettings gpu_monitor;
+  // The `webhooks:` section: retries and timeouts of job notifications
+  // (server/webhook_notifier.h). The signing secret comes from the
+  // environment (TRAINYARD_WEBHOOK_SECRET), never from this file.
+  WebhookOptions webhooks;
 };
 
 // Reads a parsed config document into `config`: keys present replace the

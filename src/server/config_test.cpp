@@ -23,6 +23,33 @@ TEST(ServerConfigTest, ReadsSettingsAndKeepsDefaultsForTheRest) {
   EXPECT_EQ(c.data_dir, "./var");
 }
 
+TEST(ServerConfigTest, ReadsWebhooks) {
+  ServerConfig c;
+  EXPECT_EQ(c.webhooks.max_attempts, 8);
+  EXPECT_TRUE(c.webhooks.allow_private_targets);
+  Status st = read(R"(
+webhooks:
+  max_attempts: 3
+  initial_backoff: 2s
+  max_backoff: 1m
+  timeout: 4s
+  allow_private_targets: false
+)",
+                   c);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(c.webhooks.max_attempts, 3);
+  EXPECT_EQ(c.webhooks.initial_backoff, 2'000);
+  EXPECT_EQ(c.webhooks.max_backoff, 60'000);
+  EXPECT_EQ(c.webhooks.timeout, 4'000);
+  EXPECT_FALSE(c.webhooks.allow_private_targets);
+  ServerConfig d;
+  EXPECT_EQ(read("webhooks:\n  secret: x\n", d).field(), "webhooks.secret");
+  EXPECT_EQ(read("webhooks:\n  max_attempts: 0\n", d).field(), "webhooks.max_attempts");
+  EXPECT_EQ(read("webhooks:\n  initial_backoff: 1m\n  max_backoff: 10s\n", d).field(),
+            "webhooks.max_backoff");
+  EXPECT_EQ(read("webhooks:\n  retries: 3\n", d).field(), "webhooks.retries");
+}
+
 TEST(ServerConfigTest, NamesUnknownKeysAndWrongTypes) {
   ServerConfig c;
   EXPECT_EQ(read("listne: x\n", c).field(), "listne");
@@ -164,6 +191,53 @@ TEST(ServerConfigTest, GpuTopologyErrorsNameTheKeyAndTheFix) {
     EXPECT_NE(st.message().find(c.says), std::string::npos) << c.yaml << ": " << st.message();
     EXPECT_EQ(config.gpu_topology, "") << c.yaml;
   }
+}
+
+TEST(ServerConfigTest, ReadsTheGpuMonitorSection) {
+  ServerConfig c;
+  EXPECT_TRUE(c.gpu_monitor.enabled);
+  EXPECT_EQ(c.gpu_monitor.sample_interval, 5000);
+  EXPECT_EQ(c.gpu_monitor.diagnosis.idle_after, 30 * 60 * 1000);
+  EXPECT_EQ(c.gpu_monitor.diagnosis.idle_stop_after, 0);
+  EXPECT_FALSE(c.gpu_monitor.diagnosis.kill_ghosts);
+  Status st = read(R"(
+gpu_monitor:
+  sample_interval: 1s
+  idle_util_percent: 2.5
+  idle_after: 20m
+  idle_stop_after: 1h
+  input_bound_util_percent: 30
+  input_bound_window: 2m
+  kill_ghosts: true
+)",
+                   c);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(c.gpu_monitor.sample_interval, 1000);
+  EXPECT_DOUBLE_EQ(c.gpu_monitor.diagnosis.idle_util_percent, 2.5);
+  EXPECT_EQ(c.gpu_monitor.diagnosis.idle_after, 20 * 60 * 1000);
+  EXPECT_EQ(c.gpu_monitor.diagnosis.idle_stop_after, 60 * 60 * 1000);
+  EXPECT_DOUBLE_EQ(c.gpu_monitor.diagnosis.input_bound_util_percent, 30);
+  EXPECT_EQ(c.gpu_monitor.diagnosis.input_bound_window, 2 * 60 * 1000);
+  EXPECT_TRUE(c.gpu_monitor.diagnosis.kill_ghosts);
+}
+
+TEST(ServerConfigTest, GpuMonitorErrorsNameTheKey) {
+  // A fresh config each time: a refused value may have been stored already.
+  auto field = [](const std::string& yaml) {
+    ServerConfig c;
+    return read(yaml, c).field();
+  };
+  EXPECT_EQ(field("gpu_monitor:\n  sample_interval: 10ms\n"), "gpu_monitor.sample_interval");
+  EXPECT_EQ(field("gpu_monitor:\n  idle_util_percent: 0\n"), "gpu_monitor.idle_util_percent");
+  EXPECT_EQ(field("gpu_monitor:\n  idle_util_percent: lots\n"), "gpu_monitor.idle_util_percent");
+  EXPECT_EQ(field("gpu_monitor:\n  input_bound_util_percent: 101\n"),
+            "gpu_monitor.input_bound_util_percent");
+  EXPECT_EQ(field("gpu_monitor:\n  idle_after: 0\n"), "gpu_monitor.idle_after");
+  EXPECT_EQ(field("gpu_monitor:\n  idle_after: soon\n"), "gpu_monitor.idle_after");
+  EXPECT_EQ(field("gpu_monitor:\n  kill_ghosts: maybe\n"), "gpu_monitor.kill_ghosts");
+  EXPECT_EQ(field("gpu_monitor:\n  idle_treshold: 5\n"), "gpu_monitor.idle_treshold");
+  EXPECT_EQ(field("gpu_monitor:\n  sample_interval: 10s\n  input_bound_window: 5s\n"),
+            "gpu_monitor.input_bound_window");
 }
 
 }  // namespace

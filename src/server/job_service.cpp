@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 #include <set>
 
@@ -26,7 +27,16 @@ struct JobService::Live {
   Timestamp kill_at = 0;    // SIGKILL due
   bool kill_sent = false;
   bool timed_out = false;
-  int first_failed = -1;  // the replica that failed first, in time
+  bool launch_failed = false;  // the executor could not start it
+  int first_failed = -1;       // the replica that failed first, in time
+};
+
+// A GPU's health as setGpuHealth changed it, for the loop to act on.
+struct JobService::HealthChange {
+  std::string node;
+  int gpu = 0;
+  bool healthy = true;
+  std::string reason;
 };
 
 // Collects one pass's writes (deduplicated by job and attempt) and the
@@ -39,6 +49,7 @@ class JobService::Pass {
              EventLevel level = EventLevel::kNormal) {
     events_.push_back({0, job, t, level, std::move(reason), std::move(message)});
   }
+  void event(Event e) { events_.push_back(std::move(e)); }
   WriteBatch batch() const {
     WriteBatch b;
     for (const auto& [id, j] : jobs_) b.jobs.push_back(j);
@@ -59,6 +70,7 @@ class JobService::Pass {
   std::vector<AttemptKey> releases;
   std::vector<std::pair<std::shared_ptr<CancelRequest>, Result<Job>>> replies;
   bool schedule = false;
+  PassReport report;  // handed to options.on_pass once the pass is committed
 
  private:
   std::map<JobId, Job> jobs_;
@@ -67,6 +79,25 @@ class JobService::Pass {
 };
 
 namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Why a job ended failed, as one of failureReasons().
+const char* failureReason(bool timed_out, bool launch_failed, const ReplicaExit* first_failure) {
+  if (timed_out) return "max_runtime";
+  if (launch_failed) return "launch";
+  if (first_failure != nullptr && first_failure->lost) return "lost";
+  if (first_failure != nullptr && first_failure->signal != 0) return "signal";
+  return "exit_code";
+}
+
+// The core words a reclaim "Preempted by job 12 (reclaim for project
+// vision)"; every other preemption is one of precedence.
+const char* preemptionReason(const Preemption& p) {
+  return p.message.find("(reclaim for ") != std::string::npos ? "reclaim" : "priority";
+}
 
 std::string gpuList(const std::vector<int>& gpus) {
   std::string out;
@@ -145,6 +176,12 @@ Workload defaultWorkload() {
 
 }  // namespace
 
+const std::vector<std::string>& failureReasons() {
+  static const std::vector<std::string> kReasons = {"exit_code", "signal", "lost", "launch",
+                                                    "max_runtime"};
+  return kReasons;
+}
+
 JobService::JobService(Store& store, Executor& executor, const Clock& clock,
                        JobServiceOptions options)
     : store_(store),
@@ -214,7 +251,14 @@ Result<ControlPlane::Submitted> JobService::submit(JobSpec spec, const std::stri
   std::vector<Event> events = {{0, JobId(), job.created_at, EventLevel::kNormal, "Submitted",
                                 "Submitted by " + user + ": " + describeRequest(job.spec)}};
   bool replayed = false;
-  TY_RETURN_IF_ERROR(batcher_.submit(job, std::move(events), replayed));
+  const auto write_start = std::chrono::steady_clock::now();
+  Status written = batcher_.submit(job, std::move(events), replayed);
+  if (options_.on_pass) {
+    PassReport r;
+    r.store_operations.emplace_back("create_jobs", secondsSince(write_start));
+    report(r);
+  }
+  TY_RETURN_IF_ERROR(written);
   admission.unlock();
   if (!replayed) {
     std::lock_guard lock(inbox_mu_);
@@ -241,6 +285,144 @@ Result<Job> JobService::cancel(JobId id, const std::string& user) {
         "trying again");
   }
   return reply.get();
+}
+
+void JobService::report(const PassReport& r) const {
+  if (options_.on_pass) options_.on_pass(r);
+}
+
+Status JobService::setGpuHealth(const std::string& node, int gpu_index, bool healthy,
+                                const std::string& reason) {
+  const GpuInfo* gpu = nullptr;
+  for (const NodeInfo& n : options_.nodes) {
+    if (n.name != node) continue;
+    for (const GpuInfo& g : n.gpus) {
+      if (g.index == gpu_index) gpu = &g;
+    }
+  }
+  if (gpu == nullptr) {
+    return Status::notFound("no GPU " + std::to_string(gpu_index) + " on node " + node);
+  }
+  const std::string why = healthy ? "" : (reason.empty() ? "marked unhealthy" : reason);
+  {
+    std::lock_guard lock(health_mu_);
+    auto it = health_.find({node, gpu_index});
+    const bool was_healthy = it != health_.end() ? it->second.healthy : gpu->healthy;
+    const std::string was_why = it != health_.end() ? it->second.reason : "";
+    if (it != health_.end() && was_healthy == healthy && was_why == why) return Status::ok();
+    Timestamp since =
+        was_healthy != healthy || it == health_.end() ? clock_.now() : it->second.since;
+    health_[{node, gpu_index}] = GpuHealth{healthy, why, since};
+  }
+  spdlog::info("GPU {} of node {} {}", gpu_index, node,
+               healthy ? "is healthy again" : "is unhealthy, no new jobs go to it: " + why);
+  std::lock_guard lock(inbox_mu_);
+  health_changes_.push_back({node, gpu_index, healthy, why});
+  inbox_cv_.notify_one();
+  return Status::ok();
+}
+
+std::vector<GpuHealthView> JobService::gpuHealth() const {
+  std::vector<GpuHealthView> out;
+  std::lock_guard lock(health_mu_);
+  for (const NodeInfo& n : options_.nodes) {
+    for (const GpuInfo& g : n.gpus) {
+      GpuHealthView v{n.name, g.index, g.uuid, g.healthy, "", 0};
+      if (auto it = health_.find({n.name, g.index}); it != health_.end()) {
+        v.healthy = it->second.healthy;
+        v.reason = it->second.reason;
+        v.since = it->second.since;
+      } else if (!g.healthy) {
+        v.reason = "reported unhealthy when the server started";
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+std::vector<NodeInfo> JobService::nodesNow() const {
+  std::vector<NodeInfo> nodes = options_.nodes;
+  std::lock_guard lock(health_mu_);
+  if (health_.empty()) return nodes;
+  for (NodeInfo& n : nodes) {
+    for (GpuInfo& g : n.gpus) {
+      if (auto it = health_.find({n.name, g.index}); it != health_.end()) {
+        g.healthy = it->second.healthy;
+      }
+    }
+  }
+  return nodes;
+}
+
+void JobService::recordEvents(std::vector<Event> events) {
+  if (events.empty()) return;
+  std::lock_guard lock(inbox_mu_);
+  for (Event& e : events) recorded_events_.push_back(std::move(e));
+  inbox_cv_.notify_one();
+}
+
+void JobService::handleHealthChange(const HealthChange& change, Pass& pass, Timestamp now) {
+  // Either way the next pass sees another cluster: a healthy GPU may start
+  // a waiting job, an unhealthy one changes why jobs wait.
+  pass.schedule = true;
+  if (change.healthy) return;
+  for (const auto& [id, live] : live_) {
+    for (const auto& r : live->attempt.replicas) {
+      if (r.node != change.node ||
+          std::find(r.gpus.begin(), r.gpus.end(), change.gpu) == r.gpus.end()) {
+        continue;
+      }
+      pass.event(id, now, "GpuUnhealthy",
+                 "GPU " + std::to_string(change.gpu) + " of node " + change.node +
+                     " is unhealthy (" + change.reason +
+                     "); the job keeps running on it, but no new job is placed there",
+                 EventLevel::kWarning);
+      break;
+    }
+  }
+}
+
+std::string JobService::unhealthyNote(const PendingJob& job, const ClusterSnapshot& cluster) const {
+  const ReplicaShape shape = job.shape();
+  if (shape.gpu_count == 0) return "";
+  for (const NodeState& n : cluster.nodes) {
+    bool selected = true;
+    for (const auto& [key, value] : shape.node_selector) {
+      auto it = n.info.labels.find(key);
+      selected = selected && it != n.info.labels.end() && it->second == value;
+    }
+    if (!selected) continue;
+    int healthy_fit = 0;
+    std::vector<int> sick;
+    for (const GpuInfo& g : n.info.gpus) {
+      if (!gpuModelMatches(shape.gpu_types, g.model)) continue;
+      auto used = n.gpu_used_milli.find(g.index);
+      if ((used == n.gpu_used_milli.end() ? 0 : used->second) + shape.gpu_milli > 1000) continue;
+      if (g.healthy) {
+        ++healthy_fit;
+      } else {
+        sick.push_back(g.index);
+      }
+    }
+    if (healthy_fit >= shape.gpu_count ||
+        healthy_fit + static_cast<int>(sick.size()) < shape.gpu_count) {
+      continue;
+    }
+    std::string reasons;
+    {
+      std::lock_guard lock(health_mu_);
+      for (int g : sick) {
+        auto it = health_.find({n.info.name, g});
+        std::string why = it != health_.end() ? it->second.reason : "reported at start";
+        if (reasons.find(why) == std::string::npos) reasons += (reasons.empty() ? "" : "; ") + why;
+      }
+    }
+    return (sick.size() == 1 ? "GPU " + gpuList(sick) + " of node " + n.info.name + " is"
+                             : "GPUs " + gpuList(sick) + " of node " + n.info.name + " are") +
+           " unhealthy (" + reasons + ") and take" + (sick.size() == 1 ? "s" : "") + " no new jobs";
+  }
+  return "";
 }
 
 std::vector<NodeView> JobService::nodes() const {
@@ -685,6 +867,8 @@ void JobService::loop() {
     std::vector<Job> new_jobs;
     std::vector<std::shared_ptr<CancelRequest>> cancels;
     std::vector<ReplicaExit> exits;
+    std::vector<HealthChange> health_changes;
+    std::vector<Event> recorded;
     bool reschedule = false;
     {
       std::unique_lock lock(inbox_mu_);
@@ -692,7 +876,7 @@ void JobService::loop() {
       Timestamp next = nextDeadline(now);
       auto has_work = [&] {
         return stop_ || poke_ || reschedule_ || !new_jobs_.empty() || !cancels_.empty() ||
-               !exits_.empty();
+               !exits_.empty() || !health_changes_.empty() || !recorded_events_.empty();
       };
       if (!has_work()) {
         if (next > 0) {
@@ -723,6 +907,8 @@ void JobService::loop() {
       new_jobs.swap(new_jobs_);
       cancels.swap(cancels_);
       exits.swap(exits_);
+      health_changes.swap(health_changes_);
+      recorded.swap(recorded_events_);
       reschedule = reschedule_;
       reschedule_ = false;
     }
@@ -737,6 +923,16 @@ void JobService::loop() {
     }
     for (const auto& c : cancels) handleCancel(c, pass, now);
     for (const auto& e : exits) handleExit(e, pass, now);
+    for (const auto& h : health_changes) handleHealthChange(h, pass, now);
+    for (Event& e : recorded) {
+      // An event of a job the store lacks would fail the whole batch.
+      if (!active_.count(e.job) && !store_.getJob(e.job).isOk()) {
+        spdlog::warn("dropping event {} of unknown job {}", e.reason, e.job.value());
+        continue;
+      }
+      e.seq = 0;
+      pass.event(std::move(e));
+    }
     handleTimers(pass, now);
     if (pass.schedule) schedulePass(pass, now);
     commitAndAct(pass);
@@ -906,6 +1102,7 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
     job.state = JobState::kFailed;
     job.reason = "Killed: exceeded max_runtime " + formatDuration(job.spec.max_runtime);
     pass.event(job.id, now, "Failed", job.reason + " (" + what + ")", EventLevel::kWarning);
+    pass.report.failures[failureReason(true, false, first_failure)] += 1;
   } else if (!first_failure) {
     job.state = JobState::kSucceeded;
     job.reason = what;
@@ -928,6 +1125,7 @@ void JobService::finishAttempt(Job& job, Live& live, Pass& pass, Timestamp now) 
       job.reason = what;
       if (job.spec.retries.limit > 0) job.reason += " (no retries left)";
       pass.event(job.id, now, "Failed", job.reason, EventLevel::kWarning);
+      pass.report.failures[failureReason(false, live.launch_failed, first_failure)] += 1;
     }
   }
   pass.put(job);
@@ -979,9 +1177,12 @@ void JobService::handleTimers(Pass& pass, Timestamp now) {
 }
 
 void JobService::schedulePass(Pass& pass, Timestamp now) {
+  // Timed with a steady clock, not clock_: this is the server's own cost,
+  // which a clock moved by hand would not show.
+  const auto pass_start = std::chrono::steady_clock::now();
   ClusterSnapshot cluster;
   std::map<std::string, size_t> node_index;
-  for (const auto& n : options_.nodes) {
+  for (const auto& n : nodesNow()) {
     node_index[n.name] = cluster.nodes.size();
     cluster.nodes.push_back({n, {}, Quantity(), 0});
   }
@@ -1020,7 +1221,18 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   policy.placement = placement_.get();
   applyServiceLevels(queues, options_.levels, now);
   Decision d = schedule(cluster, queues, policy, now, rng_);
-  for (const auto& p : d.preemptions) applyPreemption(p, pass, now);
+  if (!d.placements.empty())
+    pass.report.decisions["start"] += static_cast<int>(d.placements.size());
+  for (const auto& p : d.preemptions) {
+    // Counted when the stop begins: a victim already stopping is not
+    // stopped twice.
+    auto lit = live_.find(p.victim);
+    if (lit != live_.end() && lit->second->stop_sent == 0) {
+      pass.report.decisions["preempt"] += 1;
+      pass.report.preemptions[preemptionReason(p)] += 1;
+    }
+    applyPreemption(p, pass, now);
+  }
   for (auto& p : d.placements) {
     Job& job = active_.at(p.job);
     auto live = std::make_unique<Live>();
@@ -1045,8 +1257,19 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
     pass.launches.push_back(job.id);
   }
   std::map<JobId, WaitInfo> waiting;
+  std::map<JobId, const PendingJob*> pending_by_id;
+  for (const PendingJob& p : queues.pending) pending_by_id[p.id] = &p;
   for (auto& w : d.waiting) {
     Job& job = active_.at(w.job);
+    if (w.reason == WaitReason::kCapacity) {
+      // The core counts an unhealthy GPU as not there; say that it is
+      // there but out of service, since it is what the job waits for.
+      if (auto it = pending_by_id.find(w.job); it != pending_by_id.end()) {
+        if (std::string note = unhealthyNote(*it->second, cluster); !note.empty()) {
+          w.message += "; " + note;
+        }
+      }
+    }
     waiting[w.job] = {w.queue, w.position, w.message, w.estimated_start};
     // Free counts change with every job that ends; the job's row and its
     // timeline change only when the reason itself does. The live message
@@ -1060,6 +1283,7 @@ void JobService::schedulePass(Pass& pass, Timestamp now) {
   }
   // Published by publish(), once this pass is committed.
   next_waiting_ = std::move(waiting);
+  pass.report.scheduling_seconds = secondsSince(pass_start);
 }
 
 void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
@@ -1085,6 +1309,7 @@ void JobService::launch(Job& job, Live& live, Pass& pass, Timestamp now) {
   if (!result.isOk()) {
     // Replicas started before the failure must not outlive the attempt.
     (void)executor_.signal(req.key, SIGKILL);
+    live.launch_failed = true;
     for (size_t r = 0; r < live.exits.size(); ++r) {
       if (!live.exits[r]) {
         live.exits[r] = ReplicaExit{req.key, static_cast<int>(r),
@@ -1137,7 +1362,9 @@ bool JobService::commitAndAct(Pass& pass) {
   for (int round = 0; round < 8; ++round) {
     WriteBatch batch = pass.batch();
     if (!batch.empty()) {
+      const auto write_start = std::chrono::steady_clock::now();
       Status st = store_.apply(batch);
+      pass.report.store_operations.emplace_back("commit", secondsSince(write_start));
       if (!st.isOk()) {
         // Nothing of this pass is acted on; the state is read back from
         // the store before anything else happens.
@@ -1146,6 +1373,11 @@ bool JobService::commitAndAct(Pass& pass) {
           req->reply.set_value(Status::unavailable("could not record the change: " + st.message()));
         }
         needs_recovery_ = true;
+        // Nothing of it happened: only the time spent is reported.
+        pass.report.decisions.clear();
+        pass.report.preemptions.clear();
+        pass.report.failures.clear();
+        report(pass.report);
         return false;
       }
     }
@@ -1162,7 +1394,10 @@ bool JobService::commitAndAct(Pass& pass) {
     pass.replies.clear();
     for (const auto& key : pass.releases) executor_.release(key);
     pass.releases.clear();
-    if (pass.launches.empty()) return true;
+    if (pass.launches.empty()) {
+      report(pass.report);
+      return true;
+    }
     Timestamp now = clock_.now();
     std::vector<JobId> launches;
     launches.swap(pass.launches);
@@ -1174,6 +1409,7 @@ bool JobService::commitAndAct(Pass& pass) {
     }
   }
   spdlog::error("reconcile pass did not settle");
+  report(pass.report);
   return false;
 }
 
@@ -1193,15 +1429,22 @@ void JobService::publish() {
       used[r.node].second += job.spec.resources.memory_bytes;
     }
   }
-  for (const auto& n : options_.nodes) {
+  std::map<std::pair<std::string, int>, std::string> unhealthy;
+  for (const GpuHealthView& h : gpuHealth()) {
+    if (!h.healthy) unhealthy[{h.node, h.gpu}] = h.reason;
+  }
+  for (const auto& n : nodesNow()) {
     NodeView v;
     v.info = n;
     for (const auto& g : n.gpus) {
       auto it = holders.find({n.name, g.index});
       if (it == holders.end()) {
-        v.gpus.push_back({g, {}, 0});
+        v.gpus.push_back({g, {}, 0, ""});
       } else {
-        v.gpus.push_back({g, it->second, held_milli[{n.name, g.index}]});
+        v.gpus.push_back({g, it->second, held_milli[{n.name, g.index}], ""});
+      }
+      if (auto u = unhealthy.find({n.name, g.index}); u != unhealthy.end()) {
+        v.gpus.back().unhealthy_reason = u->second;
       }
     }
     v.used_cpus = used[n.name].first;

@@ -15,6 +15,16 @@
 // write the store first and then swap the queues in force, so that the next
 // pass schedules with them.
 //
+// GPU health: setGpuHealth takes a GPU out of scheduling (or back) from
+// outside the scheduler, e.g. on a monitor's diagnosis. It is kept in memory
+// only: a restart starts from what discovery reports, and whoever found the
+// fault reports it again. recordEvents appends other components' events
+// about jobs through the loop's next commit, so they get store sequence
+// numbers in order with the loop's own.
+//
+// Metrics: the service knows nothing of Prometheus; it hands a PassReport to
+// options.on_pass and the caller turns it into series.
+//
 // Thread-safe: the ControlPlane methods may be called from any thread.
 #pragma once
 
@@ -40,6 +50,37 @@
 
 namespace ty {
 
+// What one loop pass did, for metrics. Counts cover only what was committed:
+// a pass whose store write failed reports its write time and nothing else.
+struct PassReport {
+  // Wall time of the scheduling step (snapshot, schedule(), applying its
+  // Decision), measured with a steady clock; absent when the pass did not
+  // call schedule() (nothing pending, or only exits, timers or cancels).
+  std::optional<double> scheduling_seconds;
+  // Decisions the scheduling step took, by kind: "start" (a job placed) and
+  // "preempt" (a victim chosen). The core does not tell backfilled starts
+  // apart from others, so both are "start".
+  std::map<std::string, int> decisions;
+  // Preemptions begun, by reason: "priority" (a higher-priority job of the
+  // same queue, or a precedence across a cohort) or "reclaim" (quota taken
+  // back by a queue within its nominal).
+  std::map<std::string, int> preemptions;
+  // Jobs that ended failed, by reason (failureReasons() lists them).
+  std::map<std::string, int> failures;
+  // Store writes, as (operation, seconds): "commit" for each batch the loop
+  // applies, "create_jobs" for a submission's write (reported from the
+  // submitting thread, alone in its report; it includes the wait for the
+  // group commit it joins).
+  std::vector<std::pair<std::string, double>> store_operations;
+};
+
+// The fixed set of PassReport::failures reasons, so that the metric's label
+// set stays small: "exit_code" (a replica exited non-zero), "signal" (killed
+// by a signal it did not get from us, e.g. the OOM killer), "lost" (it
+// ended while no one watched), "launch" (could not be started), "max_runtime"
+// (killed at its time limit).
+const std::vector<std::string>& failureReasons();
+
 struct JobServiceOptions {
   std::vector<NodeInfo> nodes;
   // Queues, fair share, backfill and preemption; `policy.placement` is
@@ -52,6 +93,10 @@ struct JobServiceOptions {
   std::string placement = "trainyard";  // a name from placementPolicyNames()
   std::function<int()> pick_port;       // a free TCP port for MASTER_PORT
   std::uint64_t seed = 1;
+  // Called after each loop pass (on the loop thread) and after each
+  // submission's store write (on the submitting thread): must be
+  // thread-safe and quick. Empty: nothing is reported.
+  std::function<void(const PassReport&)> on_pass;
 };
 
 class JobService final : public ControlPlane {
@@ -77,11 +122,25 @@ class JobService final : public ControlPlane {
   Result<QueueChange> putQueue(QueueConfig queue) override;
   Status deleteQueue(const std::string& name) override;
   bool ready() const override;
+  std::vector<GpuHealthView> gpuHealth() const override;
+
+  // Marks GPU `gpu_index` of `node` healthy or not and has the loop run a
+  // pass. An unhealthy GPU gets no new jobs; jobs already on it keep running
+  // (and get a warning event). `reason` says why, in plain words ("Xid 79:
+  // fallen off the bus"); ignored when healthy. NotFound for an unknown node
+  // or GPU. In memory only: see the header comment.
+  Status setGpuHealth(const std::string& node, int gpu_index, bool healthy,
+                      const std::string& reason);
+  // Appends `events` (each naming an existing job; seq is assigned by the
+  // store) with the loop's next commit. Events of jobs the store does not
+  // have are dropped with a warning, since the batch would fail with them.
+  void recordEvents(std::vector<Event> events);
 
  private:
   struct CancelRequest;
   struct Live;  // a job with a current attempt
-  class Pass;   // the writes and actions of one loop pass
+  struct HealthChange;
+  class Pass;  // the writes and actions of one loop pass
 
   void loop();
   // Reads the queues in force from the store, seeding it from the config
@@ -113,6 +172,13 @@ class JobService final : public ControlPlane {
   bool commitAndAct(Pass& pass);
   Timestamp nextDeadline(Timestamp now) const;
   void publish();
+  // options_.nodes with the health set by setGpuHealth applied.
+  std::vector<NodeInfo> nodesNow() const;
+  // For a job that waits for capacity: which unhealthy GPUs it waits for,
+  // when with them healthy (and free) it would fit on some node; "" otherwise.
+  std::string unhealthyNote(const PendingJob& job, const ClusterSnapshot& cluster) const;
+  void handleHealthChange(const HealthChange& change, Pass& pass, Timestamp now);
+  void report(const PassReport& r) const;
 
   Store& store_;
   Executor& executor_;
@@ -131,6 +197,8 @@ class JobService final : public ControlPlane {
   bool stop_ = false;
   bool poke_ = false;
   bool reschedule_ = false;  // the queues changed: run a scheduling pass
+  std::vector<HealthChange> health_changes_;
+  std::vector<Event> recorded_events_;  // from recordEvents
 
   // The queues in force, guarded by queues_mu_; the loop and submit read
   // copies.
@@ -152,6 +220,17 @@ class JobService final : public ControlPlane {
   std::map<std::string, DecayedUsage> usage_;  // fair-share usage by queue
   Timestamp usage_as_of_ = 0;
   Timestamp last_timer_check_ = 0;
+
+  // Health set by setGpuHealth, by (node, GPU index), guarded by health_mu_;
+  // GPUs without an entry keep what discovery said. Read by the loop and by
+  // gpuHealth(). Not stored: a restart re-detects.
+  struct GpuHealth {
+    bool healthy = true;
+    std::string reason;
+    Timestamp since = 0;
+  };
+  mutable std::mutex health_mu_;
+  std::map<std::pair<std::string, int>, GpuHealth> health_;
 
   // Published for readers, guarded by view_mu_.
   mutable std::mutex view_mu_;

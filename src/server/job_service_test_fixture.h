@@ -88,6 +88,37 @@ class FlakyStore final : public Store {
     return inner_->deleteQueue(name);
   }
   Result<std::vector<QueueConfig>> listQueues() override { return inner_->listQueues(); }
+  Result<int> appendTrainingPoints(JobId job, const std::vector<TrainingPoint>& p) override {
+    return inner_->appendTrainingPoints(job, p);
+  }
+  Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
+                                                    const TrainingSeriesQuery& q) override {
+    return inner_->trainingSeries(job, q);
+  }
+  Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override {
+    return inner_->trainingMetrics(job);
+  }
+
+  // Webhook calls pass straight through.
+  Result<std::vector<Job>> jobsAwaitingWebhook(Timestamp since, int limit) override {
+    return inner_->jobsAwaitingWebhook(since, limit);
+  }
+  Status addWebhookDeliveries(const std::vector<WebhookDelivery>& d, Timestamp mark) override {
+    return inner_->addWebhookDeliveries(d, mark);
+  }
+  Result<Timestamp> webhookWatermark() override { return inner_->webhookWatermark(); }
+  Result<std::vector<WebhookDelivery>> dueWebhookDeliveries(Timestamp now, int limit) override {
+    return inner_->dueWebhookDeliveries(now, limit);
+  }
+  Result<std::vector<WebhookDelivery>> webhookDeliveries(JobId job) override {
+    return inner_->webhookDeliveries(job);
+  }
+  Status updateWebhookDelivery(const WebhookDelivery& d, const std::vector<Event>& e) override {
+    return inner_->updateWebhookDelivery(d, e);
+  }
+  Status setProjectWebhook(const std::string& n, const std::string& url) override {
+    return inner_->setProjectWebhook(n, url);
+  }
 
   // Identity calls pass straight through.
   Status createUser(const User& u) override { return inner_->createUser(u); }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "metrics/metrics_test_util.h"
 #include "server/api_server_test_fixture.h"
+#include "server/pass_metrics.h"
 
 namespace ty::test {
 namespace {
@@ -60,6 +62,9 @@ class MetricsEndpointTest : public ApiServerTest {
   }
 
   std::string text_;  // of the last scrape
+  // Where the loop's reports go; a member, since the loop outlives the test
+  // body (it stops in TearDown).
+  std::atomic<ControlPlaneMetrics*> pass_metrics_{nullptr};
 };
 
 TEST_F(MetricsEndpointTest, ShowsQueuesJobsGpuHoldersAndRequests) {
@@ -129,6 +134,64 @@ TEST_F(MetricsEndpointTest, ShowsQueuesJobsGpuHoldersAndRequests) {
   PromtoolResult checked = promtoolCheck(promtool, text_);
   // 0: clean. The control-plane names need no lint exception (unlike the
   // DCGM exporter's modelName on the node exporter).
+  EXPECT_EQ(checked.exit_code, 0) << checked.output << "\n" << text_;
+}
+
+TEST_F(MetricsEndpointTest, ShowsSchedulerActivityAndUnhealthyGpus) {
+  // Wired as server_main does: the loop's reports reach the API's metrics
+  // once the API exists.
+  options_.on_pass = [this](const PassReport& r) {
+    if (ControlPlaneMetrics* m = pass_metrics_.load()) recordPass(*m, r);
+  };
+  restart();
+  startApi({});
+  declarePassSeries(api_->metrics());
+  pass_metrics_ = &api_->metrics();
+
+  auto failing = submit(spec(2, "failing"), "alice");
+  ASSERT_TRUE(failing.isOk()) << failing.status().toString();
+  waitState(failing->id, JobState::kRunning);
+  exec_.finishAll({failing->id, 1}, 1);
+  waitState(failing->id, JobState::kFailed);
+  ASSERT_TRUE(service_->setGpuHealth("local", 1, false, "Xid 79").isOk());
+
+  std::map<std::string, double> m;
+  ASSERT_TRUE(eventually([&] {
+    m = scrape();
+    return m["trainyard_job_failures_total{reason=\"exit_code\"}"] == 1 &&
+           m.count(
+               "trainyard_gpu_unhealthy{Hostname=\"local\",UUID=\"GPU-1\",gpu=\"1\","
+               "reason=\"Xid 79\"}") == 1;
+  })) << text_;
+  EXPECT_EQ(m["trainyard_gpu_unhealthy{Hostname=\"local\",UUID=\"GPU-1\",gpu=\"1\","
+              "reason=\"Xid 79\"}"],
+            1)
+      << text_;
+  EXPECT_EQ(m["trainyard_scheduling_decisions_total{kind=\"start\"}"], 1) << text_;
+  // Every label value exists from the start, at zero.
+  EXPECT_EQ(m.count("trainyard_scheduling_decisions_total{kind=\"preempt\"}"), 1u) << text_;
+  EXPECT_EQ(m.count("trainyard_preemptions_total{reason=\"reclaim\"}"), 1u) << text_;
+  for (const std::string& reason : failureReasons()) {
+    EXPECT_EQ(m.count("trainyard_job_failures_total{reason=\"" + reason + "\"}"), 1u) << text_;
+  }
+  EXPECT_GE(m["trainyard_scheduling_pass_duration_seconds_count"], 1) << text_;
+  EXPECT_EQ(m["trainyard_store_operation_duration_seconds_count{operation=\"create_jobs\"}"], 1)
+      << text_;
+  EXPECT_GE(m["trainyard_store_operation_duration_seconds_count{operation=\"commit\"}"], 3)
+      << text_;
+  EXPECT_GE(m["trainyard_store_operation_duration_seconds_count{operation=\"active_jobs\"}"], 1)
+      << text_;
+
+  // Healthy again: the series goes.
+  ASSERT_TRUE(service_->setGpuHealth("local", 1, true, "").isOk());
+  ASSERT_TRUE(eventually([&] {
+    scrape();
+    return text_.find("trainyard_gpu_unhealthy{") == std::string::npos;
+  })) << text_;
+
+  std::string promtool = findPromtool();
+  if (promtool.empty()) GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
+  PromtoolResult checked = promtoolCheck(promtool, text_);
   EXPECT_EQ(checked.exit_code, 0) << checked.output << "\n" << text_;
 }
 

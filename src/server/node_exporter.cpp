@@ -6,8 +6,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <memory>
@@ -18,6 +16,7 @@
 
 #include "gpu/gpu_provider.h"
 #include "gpu/gpu_sampler.h"
+#include "gpu/sampling_loop.h"
 #include "metrics/exposition.h"
 #include "metrics/gpu_metrics.h"
 #include "server/config.h"
@@ -73,51 +72,6 @@ class Exporter {
   GpuMetrics metrics_;
   mutable std::mutex mu_;
   std::vector<std::string> last_problems_;  // sampling thread only
-};
-
-// Calls `cycle` every `interval` until stop(); the first call is the
-// caller's.
-class SamplingLoop {
- public:
-  SamplingLoop(Exporter& exporter, DurationMs interval) : exporter_(exporter), interval_(interval) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~SamplingLoop() { stop(); }
-  SamplingLoop(const SamplingLoop&) = delete;
-  SamplingLoop& operator=(const SamplingLoop&) = delete;
-
-  void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  void run() {
-    // Fixed-rate: the next sample is due one interval after the previous
-    // one was due, so slow NVML reads do not stretch the period.
-    auto next = std::chrono::steady_clock::now();
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      next += std::chrono::milliseconds(interval_);
-      if (cv_.wait_until(lock, next, [this] { return stopping_; })) return;
-      lock.unlock();
-      exporter_.cycle();
-      lock.lock();
-      auto now = std::chrono::steady_clock::now();
-      if (now > next) next = now;  // fell behind: do not burst to catch up
-    }
-  }
-
-  Exporter& exporter_;
-  DurationMs interval_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace
@@ -180,7 +134,7 @@ int runNodeExporter(const NodeExporterConfig& config) {
     return 1;
   }
 
-  SamplingLoop loop(exporter, config.interval);
+  SamplingLoop loop(config.interval, [&exporter] { exporter.cycle(); });
   std::thread signals([&http, &stop_signals] {
     int sig = 0;
     sigwait(&stop_signals, &sig);

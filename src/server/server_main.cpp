@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "auth/job_tokens.h"
 #include "exec/local/local_executor.h"
 #include "exec/local/sys_util.h"
 #include "gpu/gpu_provider.h"
@@ -21,7 +23,12 @@
 #include "gpu/topology.h"
 #include "server/bootstrap.h"
 #include "server/config.h"
+#include "server/gpu_monitor.h"
+#include "server/job_environment.h"
 #include "server/job_service.h"
+#include "server/metric_ingester.h"
+#include "server/pass_metrics.h"
+#include "server/webhook_notifier.h"
 
 namespace ty {
 namespace {
@@ -37,6 +44,62 @@ Result<sys::UniqueFd> lockDataDir(const std::string& data_dir) {
                                       "; stop it first or choose another --data-dir");
   }
   return fd;
+}
+
+// The GPU monitor of this node (server/gpu_monitor.h), acting through the
+// service; nullptr when it is turned off or there is nothing to sample.
+std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const NodeInfo& node,
+                                           JobService& service, Store& store,
+                                           const Clock& clock) {
+  if (!config.gpu_monitor.enabled || node.gpus.empty()) return nullptr;
+  std::unique_ptr<GpuReader> reader;
+  if (!config.fake_gpus.empty()) {
+    Result<std::vector<GpuInfo>> gpus = parseFakeGpus(config.fake_gpus, node.name);
+    if (!gpus.isOk()) return nullptr;  // already refused by describeServerNode
+    reader = newFakeGpuReader(std::move(*gpus));
+  } else {
+    Result<std::unique_ptr<GpuReader>> nvml = openNvmlGpuReader(config.nvml_library);
+    if (!nvml.isOk()) {
+      spdlog::warn("GPU monitor off: {}", nvml.status().message());
+      return nullptr;
+    }
+    reader = std::move(*nvml);
+  }
+  GpuMonitorOptions options;
+  options.node = node.name;
+  options.interval = config.gpu_monitor.sample_interval;
+  options.diagnosis = config.gpu_monitor.diagnosis;
+  options.node_cpus = static_cast<double>(node.cpus.milli()) / 1000.0;
+  GpuMonitorActions actions;
+  actions.record_events = [&service](std::vector<Event> events) {
+    service.recordEvents(std::move(events));
+  };
+  actions.set_gpu_health = [&service](const std::string& n, int gpu, bool healthy,
+                                      const std::string& reason) {
+    if (Status st = service.setGpuHealth(n, gpu, healthy, reason); !st.isOk()) {
+      spdlog::warn("GPU monitor: GPU {}: {}", gpu, st.message());
+    }
+  };
+  // The event recorded before says why; "trainyard" is the canceller.
+  actions.stop_job = [&service](JobId id, const std::string&) {
+    if (auto r = service.cancel(id, "trainyard"); !r.isOk()) {
+      spdlog::warn("GPU monitor: cannot stop job {}: {}", id.value(), r.status().message());
+    }
+  };
+  actions.kill_process = [](std::int64_t pid, JobId job) {
+    if (!killLeftoverProcess(pid, job)) {
+      spdlog::warn("GPU monitor: process {} of job {} was not killed (gone, or no longer its)",
+                   pid, job.value());
+    }
+  };
+  return std::make_unique<GpuMonitor>(
+      std::move(reader), [&service] { return service.nodes(); },
+      [&store](JobId id) -> std::optional<Job> {
+        Result<Job> job = store.getJob(id);
+        if (!job.isOk()) return std::nullopt;
+        return std::move(job).value();
+      },
+      [] { return scanProcJobs(); }, clock, options, std::move(actions));
 }
 
 int runServer(const ServerConfig& config) {
@@ -90,8 +153,17 @@ int runServer(const ServerConfig& config) {
   spdlog::info("node {}: {} GPUs, {} CPUs, {} bytes of memory", node.name, node.gpus.size(),
                node.cpus.toString(), node.memory_bytes);
 
+  // Job tokens: derived from a key made once in the data directory.
+  auto job_tokens = auth::JobTokens::loadOrCreate(data_dir + "/job-token.key");
+  if (!job_tokens.isOk()) {
+    spdlog::error("job tokens: {}", job_tokens.status().toString());
+    return 1;
+  }
+  auto token_key = std::make_shared<const auth::JobTokens>(std::move(*job_tokens));
+  auto job_env = std::make_shared<JobEnvironment>(token_key);
   LocalExecutorConfig exec_config;
   exec_config.data_dir = data_dir;
+  exec_config.extra_env = [job_env](const AttemptKey& key) { return (*job_env)(key); };
   exec_config.log_max_bytes = config.log_max_bytes;
   exec_config.log_max_files = config.log_max_files;
   exec_config.container.podman = config.podman;
@@ -122,6 +194,12 @@ int runServer(const ServerConfig& config) {
     auto p = pickFreeTcpPort();
     return p.isOk() ? *p : 29500;
   };
+  // The loop's reports go to the API's metrics once the API exists; the
+  // recovery pass of start() comes before it and is not counted.
+  std::atomic<ControlPlaneMetrics*> pass_metrics{nullptr};
+  options.on_pass = [&pass_metrics](const PassReport& report) {
+    if (ControlPlaneMetrics* m = pass_metrics.load()) recordPass(*m, report);
+  };
   JobService service(**store, **executor, clock, options);
   if (Status st = service.start(); !st.isOk()) {
     spdlog::error("start: {}", st.toString());
@@ -143,6 +221,8 @@ int runServer(const ServerConfig& config) {
     return 2;
   }
 
+  std::unique_ptr<GpuMonitor> gpu_monitor = makeGpuMonitor(config, node, service, **store, clock);
+
   ApiOptions api_options;
   api_options.max_body_bytes = config.max_body_bytes;
   api_options.worker_threads = config.worker_threads;
@@ -151,12 +231,18 @@ int runServer(const ServerConfig& config) {
   api_options.tls_cert = config.tls_cert;
   api_options.tls_key = config.tls_key;
   api_options.gateway = config.api.gateway;
+  api_options.gateway.job_tokens = token_key;
   // The scrape token of GET /metrics, from the environment rather than the
   // config file or the command line, where other users could read it.
   if (const char* token = std::getenv("TRAINYARD_METRICS_TOKEN"); token != nullptr) {
     api_options.metrics_token = token;
   }
+  if (gpu_monitor) {
+    api_options.extra_metrics = [monitor = gpu_monitor.get()] { return monitor->exposition(); };
+  }
   ApiServer api(**store, service, RunLayout(data_dir), clock, api_options);
+  declarePassSeries(api.metrics());
+  pass_metrics = &api.metrics();
   auto bound = api.bind(host, port);
   if (!bound.isOk()) {
     const Status& st = bound.status();
@@ -176,7 +262,26 @@ int runServer(const ServerConfig& config) {
     std::fflush(stdout);
   }
   (void)sys::writeFileAtomic(data_dir + "/server.url", url + "\n");
+  job_env->setApiUrl(url);
+  MetricIngester ingester(**store, RunLayout(data_dir), clock);
+  ingester.start();
+  if (gpu_monitor) {
+    gpu_monitor->round();  // the first scrape already has GPU series
+    gpu_monitor->start();
+  }
   spdlog::info("listening on {} (data in {})", url, data_dir);
+
+  // Job notifications (docs/observability.md, "Webhooks") on a thread of
+  // their own that only reads and writes the store; the secret comes from
+  // the environment, like the metrics token.
+  WebhookOptions webhooks = config.webhooks;
+  webhooks.api_url = url;
+  webhooks.version = api_options.version;
+  if (const char* secret = std::getenv("TRAINYARD_WEBHOOK_SECRET"); secret != nullptr) {
+    webhooks.secret = secret;
+  }
+  WebhookNotifier notifier(**store, clock, webhooks);
+  notifier.start();
 
   std::thread signals([&] {
     int sig = 0;
@@ -189,6 +294,8 @@ int runServer(const ServerConfig& config) {
   // signal thread return too.
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
+  ingester.stop();
+  if (gpu_monitor) gpu_monitor->stop();
   service.stop();
   // The executor's monitor thread reports exits to the service: it goes
   // first, while the service can still take them.

@@ -39,6 +39,9 @@ struct User {
 struct Project {
   std::string name;
   Timestamp created_at = 0;
+  // Where the server POSTs when one of the project's jobs finishes (an
+  // http(s) URL the API checked); empty: nowhere.
+  std::string webhook_url{};
   bool operator==(const Project&) const = default;
 };
 
@@ -141,6 +144,9 @@ class IdentityStore {
   virtual Result<Project> getProject(const std::string& name) = 0;
   // Every project, by name.
   virtual Result<std::vector<Project>> listProjects() = 0;
+  // Sets the project's webhook_url (empty clears it). The URL's form is the
+  // caller's to check. NotFound when there is no such project.
+  virtual Status setProjectWebhook(const std::string& name, const std::string& url) = 0;
   // Deletes the project, its memberships, and revokes (revoked_at = now)
   // the live tokens scoped to it, so that a later project of the same name
   // does not inherit them. NotFound when there is no such project. Whether

@@ -59,6 +59,23 @@ struct QueueUsage {
   bool operator==(const QueueUsage&) const = default;
 };
 
+// One webhook POST owed for one finished job, kept until it is delivered
+// or given up so that a restart resumes it (server/webhook_notifier.h).
+struct WebhookDelivery {
+  std::int64_t id = 0;  // assigned by the store; increasing, never reused
+  JobId job;
+  std::string url;
+  std::string event;  // "job.succeeded", "job.failed", "job.cancelled"
+  int attempts = 0;   // POSTs tried so far
+  Timestamp created_at = 0;
+  Timestamp next_attempt_at = 0;  // not tried before this time
+  Timestamp delivered_at = 0;     // 0: not delivered
+  Timestamp given_up_at = 0;      // 0: not given up
+  std::string last_error;         // why the last attempt failed; empty after success
+  bool pending() const { return delivered_at == 0 && given_up_at == 0; }
+  bool operator==(const WebhookDelivery&) const = default;
+};
+
 // A set of writes applied atomically. Jobs and attempts are whole records
 // replacing the stored ones (by id / key); events are appended and get
 // their seq assigned by the store.
@@ -69,6 +86,48 @@ struct WriteBatch {
   std::vector<QueueUsage> usage;  // replaces each named queue's record
   bool empty() const { return jobs.empty() && attempts.empty() && events.empty() && usage.empty(); }
 };
+
+// One value of a training metric a job reported (loss, lr, samples/s).
+struct TrainingPoint {
+  std::string name;                  // validMetricName() (codec/training_metric_codec.h)
+  std::optional<std::int64_t> step;  // the job's step, when it gave one
+  double value = 0;
+  Timestamp time = 0;  // when it was reported (ms since epoch)
+  // The report it came from: "log:<attempt>:<replica>:<byte offset>" or
+  // "api:<key>". A (job, source, name) is stored once: a point appended
+  // again is ignored, which is what makes re-reading a file harmless.
+  std::string source;
+  std::int64_t id = 0;  // assigned by the store, increasing; ignored on append
+  bool operator==(const TrainingPoint&) const = default;
+};
+
+// Which points of one series trainingSeries() returns.
+struct TrainingSeriesQuery {
+  std::string name;
+  std::int64_t after_id = 0;  // only points with id above this (a cursor)
+  int limit = 10'000;         // at most this many, oldest first (1..100000)
+  // > 0: instead of `limit`, every point after `after_id` thinned to at most
+  // this many (see downsampleTrainingPoints), for charts of long runs.
+  int max_points = 0;
+};
+
+// A job's metric as a list shows it.
+struct TrainingMetricSummary {
+  std::string name;
+  std::int64_t count = 0;
+  TrainingPoint latest;  // the last one reported (highest id)
+  bool operator==(const TrainingMetricSummary&) const = default;
+};
+
+// At most `max_points` of `points` (max_points >= 2): the first, the last
+// and evenly spaced ones between, in order. Fewer points are kept as given.
+std::vector<TrainingPoint> downsampleTrainingPoints(std::vector<TrainingPoint> points,
+                                                    int max_points);
+// InvalidArgument, naming the field, for a query no store answers (limit
+// outside 1..100000, max_points other than 0 or 2..100000), or a point with
+// a bad name, a non-finite value, a negative step or an empty source.
+Status validateTrainingSeriesQuery(const TrainingSeriesQuery& query);
+Status validateTrainingPoint(const TrainingPoint& point);
 
 // Jobs, attempts, events, usage and queues here; users, projects, tokens
 // and the audit log in IdentityStore (identity.h).
@@ -114,8 +173,48 @@ class Store : public IdentityStore {
   virtual Status deleteQueue(const std::string& name) = 0;
   // Every stored queue, in the order they were first put.
   virtual Result<std::vector<QueueConfig>> listQueues() = 0;
+  // --- Training metrics ---------------------------------------------------
+  // Stores `points` of job `job` in one transaction; a point whose (source,
+  // name) the job already has is skipped. Returns how many were added.
+  // NotFound when the job does not exist.
+  virtual Result<int> appendTrainingPoints(JobId job, const std::vector<TrainingPoint>& points) = 0;
+  // One series of a job, oldest first (by id). NotFound for a missing job;
+  // an unknown name is an empty series.
+  virtual Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
+                                                            const TrainingSeriesQuery& query) = 0;
+  // Every metric name of a job, in name order, with its count and latest
+  // point. NotFound for a missing job.
+  virtual Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) = 0;
+
   // True while the store is open and answering.
   virtual bool healthy() = 0;
+
+  // --- Webhook deliveries -------------------------------------------------
+  // Rows the notifier writes before it sends anything, so that a POST owed
+  // survives a crash (at-least-once). See server/webhook_notifier.h.
+  //
+  // Terminal jobs with finished_at >= `finished_since` that have somewhere
+  // to be reported (notify.webhook in the spec, or their project's
+  // webhook_url) and no delivery row yet, by (finished_at, id); at most
+  // `limit` (1..1000, else InvalidArgument).
+  virtual Result<std::vector<Job>> jobsAwaitingWebhook(Timestamp finished_since, int limit) = 0;
+  // Inserts `deliveries` (their ids are assigned; a (job, url) pair already
+  // stored keeps its row, so a second scan adds nothing) and records
+  // `watermark`, in one transaction. NotFound when a job does not exist.
+  virtual Status addWebhookDeliveries(const std::vector<WebhookDelivery>& deliveries,
+                                      Timestamp watermark) = 0;
+  // The watermark last recorded; 0 when none was.
+  virtual Result<Timestamp> webhookWatermark() = 0;
+  // Pending deliveries (neither delivered nor given up) due at `now`, by
+  // (next_attempt_at, id); at most `limit` (1..1000).
+  virtual Result<std::vector<WebhookDelivery>> dueWebhookDeliveries(Timestamp now, int limit) = 0;
+  // Every delivery of the job, by id.
+  virtual Result<std::vector<WebhookDelivery>> webhookDeliveries(JobId job) = 0;
+  // Replaces the stored progress of delivery `d.id` (attempts, times, last
+  // error; job, url and event never change) and appends `events`, in one
+  // transaction. NotFound when there is no such delivery.
+  virtual Status updateWebhookDelivery(const WebhookDelivery& d,
+                                       const std::vector<Event>& events) = 0;
 };
 
 // Opens (creating and migrating) the SQLite store at `path`.

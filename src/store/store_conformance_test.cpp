@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -874,6 +876,136 @@ TYPED_TEST(StoreConformanceTest, TheLastEnabledAdminStays) {
   EXPECT_FALSE(s.getUser("root").value().disabled);
 }
 
+// --- Webhooks ------------------------------------------------------------------
+
+TYPED_TEST(StoreConformanceTest, ProjectWebhookIsSetReadAndCleared) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.createProject({"vision", 10}).isOk());
+  EXPECT_EQ(s.getProject("vision").value().webhook_url, "");
+  ASSERT_TRUE(s.setProjectWebhook("vision", "https://hooks.example.org/v").isOk());
+  EXPECT_EQ(s.getProject("vision").value(), (Project{"vision", 10, "https://hooks.example.org/v"}));
+  EXPECT_EQ(s.listProjects().value()[0].webhook_url, "https://hooks.example.org/v");
+  ASSERT_TRUE(s.setProjectWebhook("vision", "").isOk());
+  EXPECT_EQ(s.getProject("vision").value().webhook_url, "");
+  EXPECT_EQ(s.setProjectWebhook("audio", "http://x/").code(), StatusCode::kNotFound);
+}
+
+TYPED_TEST(StoreConformanceTest, JobsAwaitingWebhookAreFinishedWithAUrlAndNoDelivery) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.createProject({"hooked", 1}).isOk());
+  ASSERT_TRUE(s.createProject({"quiet", 1}).isOk());
+  ASSERT_TRUE(s.setProjectWebhook("hooked", "http://project.example/").isOk());
+  // Four jobs in "quiet" (one with its own webhook), one in "hooked".
+  std::vector<JobId> quiet = this->create(4, "quiet");
+  JobId project_hooked = this->create(1, "hooked")[0];
+  auto finish = [&](JobId id, JobState state, Timestamp at, std::string url = "") {
+    Job j = this->get(id);
+    j.state = state;
+    j.finished_at = at;
+    j.spec.notify.webhook = std::move(url);
+    WriteBatch b;
+    b.jobs.push_back(j);
+    ASSERT_TRUE(s.apply(b).isOk());
+  };
+  finish(quiet[0], JobState::kFailed, 5000, "https://job.example/x");
+  finish(quiet[1], JobState::kSucceeded, 5000);                          // no URL anywhere
+  finish(quiet[2], JobState::kFailed, 1000, "https://job.example/old");  // before the window
+  Job running = this->get(quiet[3]);
+  running.state = JobState::kRunning;
+  running.spec.notify.webhook = "https://job.example/running";
+  WriteBatch b;
+  b.jobs.push_back(running);
+  ASSERT_TRUE(s.apply(b).isOk());
+  finish(project_hooked, JobState::kCancelled, 4000);
+
+  auto ids = [&]() {
+    Result<std::vector<Job>> jobs = s.jobsAwaitingWebhook(2000, 100);
+    EXPECT_TRUE(jobs.isOk()) << jobs.status().toString();
+    std::vector<JobId> out;
+    if (!jobs.isOk()) return out;
+    for (const Job& j : *jobs) out.push_back(j.id);
+    return out;
+  };
+  // By finished_at: the project-hooked job finished first.
+  EXPECT_EQ(ids(), (std::vector<JobId>{project_hooked, quiet[0]}));
+  EXPECT_EQ(s.jobsAwaitingWebhook(2000, 1).value().size(), 1u);
+  EXPECT_EQ(s.jobsAwaitingWebhook(2000, 0).status().code(), StatusCode::kInvalidArgument);
+
+  // A delivery row takes the job out of the scan.
+  WebhookDelivery d;
+  d.job = quiet[0];
+  d.url = "https://job.example/x";
+  d.event = "job.failed";
+  d.created_at = d.next_attempt_at = 5000;
+  ASSERT_TRUE(s.addWebhookDeliveries({d}, 6000).isOk());
+  EXPECT_EQ(ids(), (std::vector<JobId>{project_hooked}));
+  EXPECT_EQ(s.webhookWatermark().value(), 6000);
+}
+
+TYPED_TEST(StoreConformanceTest, WebhookDeliveriesAreIdempotentDueAndUpdated) {
+  Store& s = *this->store_;
+  EXPECT_EQ(s.webhookWatermark().value(), 0);
+  std::vector<JobId> jobs = this->create(2);
+  WebhookDelivery a;
+  a.job = jobs[0];
+  a.url = "https://a.example/";
+  a.event = "job.failed";
+  a.created_at = 100;
+  a.next_attempt_at = 100;
+  WebhookDelivery b = a;
+  b.job = jobs[1];
+  b.next_attempt_at = 50;
+  ASSERT_TRUE(s.addWebhookDeliveries({a, b}, 100).isOk());
+  // The same (job, url) again keeps the first row.
+  WebhookDelivery again = a;
+  again.event = "job.succeeded";
+  ASSERT_TRUE(s.addWebhookDeliveries({again}, 200).isOk());
+  std::vector<WebhookDelivery> of_a = s.webhookDeliveries(jobs[0]).value();
+  ASSERT_EQ(of_a.size(), 1u);
+  EXPECT_GT(of_a[0].id, 0);
+  EXPECT_EQ(of_a[0].event, "job.failed");
+  EXPECT_EQ(s.webhookWatermark().value(), 200);
+
+  // Due: by next attempt time.
+  std::vector<WebhookDelivery> due = s.dueWebhookDeliveries(100, 10).value();
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].job, jobs[1]);
+  EXPECT_EQ(due[1], of_a[0]);
+  EXPECT_EQ(s.dueWebhookDeliveries(60, 10).value().size(), 1u);
+
+  // A failed attempt moves the next one; the delivered one leaves the due
+  // list, and its event lands in the job's timeline with it.
+  WebhookDelivery tried = of_a[0];
+  tried.attempts = 1;
+  tried.next_attempt_at = 5000;
+  tried.last_error = "HTTP 500";
+  ASSERT_TRUE(s.updateWebhookDelivery(tried, {}).isOk());
+  EXPECT_EQ(s.webhookDeliveries(jobs[0]).value()[0], tried);
+  EXPECT_EQ(s.dueWebhookDeliveries(100, 10).value().size(), 1u);
+  WebhookDelivery done = s.dueWebhookDeliveries(100, 10).value()[0];
+  done.attempts = 1;
+  done.delivered_at = 120;
+  Event e;
+  e.job = done.job;
+  e.time = 120;
+  e.reason = "WebhookDelivered";
+  e.message = "Webhook delivered to https://a.example/ after 1 attempt";
+  ASSERT_TRUE(s.updateWebhookDelivery(done, {e}).isOk());
+  EXPECT_FALSE(s.webhookDeliveries(jobs[1]).value()[0].pending());
+  ASSERT_EQ(s.events(jobs[1]).value().size(), 1u);
+  EXPECT_EQ(s.events(jobs[1]).value()[0].reason, "WebhookDelivered");
+  EXPECT_TRUE(s.dueWebhookDeliveries(100, 10).value().empty());
+  EXPECT_EQ(s.dueWebhookDeliveries(5000, 10).value().size(), 1u);
+
+  WebhookDelivery missing = done;
+  missing.id = 999;
+  EXPECT_EQ(s.updateWebhookDelivery(missing, {}).code(), StatusCode::kNotFound);
+  WebhookDelivery orphan = a;
+  orphan.job = JobId(jobs[1].value() + 100);
+  EXPECT_EQ(s.addWebhookDeliveries({orphan}, 300).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.webhookWatermark().value(), 200);  // the refused call recorded nothing
+}
+
 TYPED_TEST(StoreConformanceTest, ProjectsAreCreatedListedAndUnique) {
   Store& s = *this->store_;
   ASSERT_TRUE(s.createProject({"vision", 10}).isOk());
@@ -1116,6 +1248,138 @@ TYPED_TEST(StoreConformanceTest, AuditQueryBounds) {
   q.before_seq = -1;
   EXPECT_EQ(s.listAudit(q).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.listAudit({}).value().records.empty());
+}
+
+// --- Training metrics -------------------------------------------------------
+
+TrainingPoint point(const std::string& name, std::optional<std::int64_t> step, double value,
+                    const std::string& source) {
+  TrainingPoint p;
+  p.name = name;
+  p.step = step;
+  p.value = value;
+  p.time = 5000 + (step ? *step : 0);
+  p.source = source;
+  return p;
+}
+
+TYPED_TEST(StoreConformanceTest, TrainingPointsAppendOnceBySourceAndName) {
+  Store& s = *this->store_;
+  JobId job = this->create(1)[0];
+  std::vector<TrainingPoint> report = {point("loss", 1, 0.5, "log:1:0:0"),
+                                       point("lr", 1, 0.01, "log:1:0:0")};
+  EXPECT_EQ(s.appendTrainingPoints(job, report).value(), 2);
+  // The same report again (a file read after a restart, a retried POST).
+  EXPECT_EQ(s.appendTrainingPoints(job, report).value(), 0);
+  // The same source with another name, or another source, is new.
+  EXPECT_EQ(s.appendTrainingPoints(
+                 job, {point("acc", 1, 0.9, "log:1:0:0"), point("loss", 2, 0.4, "log:1:0:60")})
+                .value(),
+            2);
+  TrainingSeriesQuery q;
+  q.name = "loss";
+  std::vector<TrainingPoint> loss = s.trainingSeries(job, q).value();
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_EQ(loss[0].step, 1);
+  EXPECT_DOUBLE_EQ(loss[0].value, 0.5);
+  EXPECT_EQ(loss[0].time, 5001);
+  EXPECT_EQ(loss[0].source, "log:1:0:0");
+  EXPECT_LT(loss[0].id, loss[1].id);
+  EXPECT_DOUBLE_EQ(loss[1].value, 0.4);
+  q.name = "nothing";
+  EXPECT_TRUE(s.trainingSeries(job, q).value().empty());
+}
+
+TYPED_TEST(StoreConformanceTest, TrainingPointsWithoutStepAndPerJob) {
+  Store& s = *this->store_;
+  std::vector<JobId> jobs = this->create(2);
+  ASSERT_EQ(s.appendTrainingPoints(jobs[0], {point("x", std::nullopt, -1.5, "api:a")}).value(), 1);
+  // Sources are per job: the same one in another job is another report.
+  ASSERT_EQ(s.appendTrainingPoints(jobs[1], {point("x", 7, 2, "api:a")}).value(), 1);
+  TrainingSeriesQuery q;
+  q.name = "x";
+  auto first = s.trainingSeries(jobs[0], q).value();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_FALSE(first[0].step.has_value());
+  EXPECT_DOUBLE_EQ(first[0].value, -1.5);
+  EXPECT_EQ(s.trainingSeries(jobs[1], q).value().at(0).step, 7);
+}
+
+TYPED_TEST(StoreConformanceTest, TrainingSeriesCursorLimitAndDownsampling) {
+  Store& s = *this->store_;
+  JobId job = this->create(1)[0];
+  std::vector<TrainingPoint> pts;
+  for (int i = 0; i < 100; ++i) {
+    pts.push_back(point("loss", i, 100 - i, "log:1:0:" + std::to_string(i * 10)));
+  }
+  ASSERT_EQ(s.appendTrainingPoints(job, pts).value(), 100);
+  TrainingSeriesQuery q;
+  q.name = "loss";
+  q.limit = 30;
+  auto page = s.trainingSeries(job, q).value();
+  ASSERT_EQ(page.size(), 30u);
+  EXPECT_EQ(page.front().step, 0);
+  q.after_id = page.back().id;
+  auto next = s.trainingSeries(job, q).value();
+  ASSERT_EQ(next.size(), 30u);
+  EXPECT_EQ(next.front().step, 30);
+
+  TrainingSeriesQuery thin;
+  thin.name = "loss";
+  thin.max_points = 10;
+  auto chart = s.trainingSeries(job, thin).value();
+  ASSERT_EQ(chart.size(), 10u);
+  EXPECT_EQ(chart.front().step, 0);
+  EXPECT_EQ(chart.back().step, 99);
+  for (size_t i = 1; i < chart.size(); ++i) {
+    std::int64_t gap = *chart[i].step - *chart[i - 1].step;
+    EXPECT_TRUE(gap == 11 || gap == 10) << gap;  // 99 / 9 = 11, evenly
+  }
+  thin.max_points = 1000;  // more than there are: all of them
+  EXPECT_EQ(s.trainingSeries(job, thin).value().size(), 100u);
+}
+
+TYPED_TEST(StoreConformanceTest, TrainingMetricNamesWithCountAndLatest) {
+  Store& s = *this->store_;
+  JobId job = this->create(1)[0];
+  EXPECT_TRUE(s.trainingMetrics(job).value().empty());
+  ASSERT_TRUE(s.appendTrainingPoints(job, {point("loss", 1, 0.9, "r1"), point("lr", 1, 0.1, "r1"),
+                                           point("loss", 2, 0.7, "r2")})
+                  .isOk());
+  auto names = s.trainingMetrics(job).value();
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].name, "loss");
+  EXPECT_EQ(names[0].count, 2);
+  EXPECT_EQ(names[0].latest.step, 2);
+  EXPECT_DOUBLE_EQ(names[0].latest.value, 0.7);
+  EXPECT_EQ(names[1].name, "lr");
+  EXPECT_EQ(names[1].count, 1);
+}
+
+TYPED_TEST(StoreConformanceTest, TrainingMetricsCheckJobAndInput) {
+  Store& s = *this->store_;
+  JobId job = this->create(1)[0];
+  JobId missing(job.value() + 100);
+  EXPECT_EQ(s.appendTrainingPoints(missing, {point("x", 1, 1, "a")}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(s.trainingMetrics(missing).status().code(), StatusCode::kNotFound);
+  TrainingSeriesQuery q;
+  q.name = "x";
+  EXPECT_EQ(s.trainingSeries(missing, q).status().code(), StatusCode::kNotFound);
+  for (TrainingPoint bad :
+       {point("9x", 1, 1, "a"), point("x", -1, 1, "a"),
+        point("x", 1, std::numeric_limits<double>::infinity(), "a"), point("x", 1, 1, "")}) {
+    EXPECT_EQ(s.appendTrainingPoints(job, {point("ok", 1, 1, "a"), bad}).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad.name;
+  }
+  // A refused batch stored nothing.
+  EXPECT_TRUE(s.trainingMetrics(job).value().empty());
+  q.limit = 0;
+  EXPECT_EQ(s.trainingSeries(job, q).status().code(), StatusCode::kInvalidArgument);
+  q.limit = 10;
+  q.max_points = 1;
+  EXPECT_EQ(s.trainingSeries(job, q).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -50,6 +50,18 @@
  * A malformed value, or more cells than GPUs, makes nvmlInit_v2 return
  * NVML_ERROR_UNKNOWN.
  *
+ *   FAKE_NVML_XID              XID errors, as GPU:XID separated by ',', e.g.
+ *                              "1:79,0:48,1:13". Each is delivered once by
+ *                              each event set the GPU is registered in for
+ *                              nvmlEventTypeXidCriticalError: the first waits
+ *                              after registration answer them in the order
+ *                              given, later waits NVML_ERROR_TIMEOUT. "GPU:-"
+ *                              makes registering that GPU answer
+ *                              NVML_ERROR_NOT_SUPPORTED (as inside some VMs),
+ *                              "GPU:!<code>" that NVML error. A GPU out of
+ *                              range or a malformed entry makes nvmlInit_v2
+ *                              return NVML_ERROR_UNKNOWN. Default: none.
+ *
  * Device i is named "NVIDIA <model>", has UUID
  * "GPU-00000000-0000-4000-8000-<i as 12 hex digits>", the memory of the
  * model's "-<N>GB" suffix, all free, and PCI bus id "00000000:<i+1 as 2 hex
@@ -61,7 +73,10 @@
  * it from one thread.
  *
  * Built with FAKE_NVML_NO_TOPOLOGY or FAKE_NVML_NO_SAMPLING, the library lacks
- * the topology or the sampling entry points, as older drivers do.
+ * the topology or the sampling entry points (the event ones included), as
+ * older drivers do. Built with FAKE_NVML_NO_EVENT_WAIT_V2, it lacks
+ * nvmlEventSetWait_v2 and its nvmlEventSetWait fills the shorter
+ * nvmlEventData_t of drivers before MIG.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -114,6 +129,22 @@ typedef enum {
   NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
 } nvmlMemoryErrorType_t;
 typedef enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 } nvmlEccCounterType_t;
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+/* As nvml.h lays it out for nvmlEventSetWait_v2. */
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+/* What nvmlEventSetWait filled before MIG: a prefix of nvmlEventData_t. */
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+} fakeEventDataV1;
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
 #define NVML_VALUE_NOT_AVAILABLE (~0ULL)
 #define NVML_NVLINK_MAX_LINKS 18
 
@@ -198,6 +229,24 @@ struct fakeProcesses {
   unsigned long long mib[FAKE_MAX_PROCESSES]; /* NVML_VALUE_NOT_AVAILABLE: "PID:-" */
 };
 static struct fakeProcesses g_processes[FAKE_MAX_GPUS];
+
+/* From FAKE_NVML_XID: the scripted XIDs in order, and how registering each
+ * GPU for events answers. */
+#define FAKE_MAX_XIDS 64
+struct fakeXid {
+  unsigned gpu;
+  unsigned long long xid;
+};
+static struct fakeXid g_xids[FAKE_MAX_XIDS];
+static unsigned g_xid_count;
+static nvmlReturn_t g_register_rc[FAKE_MAX_GPUS];
+
+/* An event set: the event types each GPU is registered for, and which
+ * scripted XIDs it has delivered. */
+struct nvmlEventSet_st {
+  unsigned long long types[FAKE_MAX_GPUS];
+  unsigned char delivered[FAKE_MAX_XIDS];
+};
 
 /* Parses one "COUNTxMODEL" part [begin, end) into g_devices; 0 on success. */
 static int parsePart(const char* begin, const char* end) {
@@ -412,12 +461,46 @@ static int parseProcesses(void) {
   }
 }
 
+/* Parses FAKE_NVML_XID into g_xids and g_register_rc; 0 on success. */
+static int parseXids(void) {
+  g_xid_count = 0;
+  for (unsigned i = 0; i < FAKE_MAX_GPUS; ++i) g_register_rc[i] = NVML_SUCCESS;
+  const char* spec = getenv("FAKE_NVML_XID");
+  if (spec == NULL || *spec == '\0') return 0;
+  for (const char* item = spec;;) {
+    const char* item_end = strchr(item, ',');
+    if (item_end == NULL) item_end = item + strlen(item);
+    const char* colon = memchr(item, ':', (size_t)(item_end - item));
+    if (colon == NULL) return -1;
+    const char* gb = item;
+    const char* ge = colon;
+    const char* xb = colon + 1;
+    const char* xe = item_end;
+    trimRange(&gb, &ge);
+    trimRange(&xb, &xe);
+    unsigned long long gpu = 0;
+    if (parseNumber(gb, ge, &gpu) != 0 || gpu >= g_count) return -1;
+    int err = parseErrorCell(xb, xe, &g_register_rc[gpu]);
+    if (err < 0) return -1;
+    if (err == 0) {
+      unsigned long long xid = 0;
+      if (parseNumber(xb, xe, &xid) != 0 || g_xid_count >= FAKE_MAX_XIDS) return -1;
+      g_xids[g_xid_count].gpu = (unsigned)gpu;
+      g_xids[g_xid_count].xid = xid;
+      ++g_xid_count;
+    }
+    if (*item_end == '\0') return 0;
+    item = item_end + 1;
+  }
+}
+
 /* The readings of FAKE_NVML_GPU_UTIL and the rest; 0 on success. */
 static int parseReadings(void) {
   for (int f = 0; f < F_COUNT; ++f) {
     if (parseField(f) != 0) return -1;
   }
-  return parseProcesses();
+  if (parseProcesses() != 0) return -1;
+  return parseXids();
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
@@ -694,6 +777,83 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t de
     infos[k].computeInstanceId = 0xFFFFFFFFu;
   }
   *count = procs->count;
+  return NVML_SUCCESS;
+}
+
+/* Events. Sets are allocated per call, as NVML's are, so that two readers
+ * of one process each get the scripted XIDs once. */
+FAKE_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  *set = calloc(1, sizeof **set);
+  return *set != NULL ? NVML_SUCCESS : NVML_ERROR_MEMORY;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device,
+                                                  unsigned long long event_types,
+                                                  nvmlEventSet_t set) {
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!validDevice(device) || set == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned index = (unsigned)(device - g_devices);
+  if (g_register_rc[index] != NVML_SUCCESS) return g_register_rc[index];
+  /* As NVML: a type the device cannot report fails the whole call. */
+  if ((event_types & ~(unsigned long long)nvmlEventTypeXidCriticalError) != 0) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  set->types[index] |= event_types;
+  return NVML_SUCCESS;
+}
+
+/* The next scripted XID `set` has not delivered on a GPU registered in it
+ * for XIDs, marked delivered; NULL when none is left. */
+static const struct fakeXid* nextXid(nvmlEventSet_t set) {
+  for (unsigned k = 0; k < g_xid_count; ++k) {
+    if (set->delivered[k]) continue;
+    if ((set->types[g_xids[k].gpu] & nvmlEventTypeXidCriticalError) == 0) continue;
+    set->delivered[k] = 1;
+    return &g_xids[k];
+  }
+  return NULL;
+}
+
+/* The scripted XIDs are pending from registration on, so waiting never
+ * sleeps: an empty set answers NVML_ERROR_TIMEOUT at once, whatever the
+ * timeout. */
+#ifndef FAKE_NVML_NO_EVENT_WAIT_V2
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                             unsigned int timeoutms) {
+  (void)timeoutms;
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == NULL || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const struct fakeXid* x = nextXid(set);
+  if (x == NULL) return NVML_ERROR_TIMEOUT;
+  data->device = &g_devices[x->gpu];
+  data->eventType = nvmlEventTypeXidCriticalError;
+  data->eventData = x->xid;
+  data->gpuInstanceId = 0xFFFFFFFFu; /* not a MIG instance */
+  data->computeInstanceId = 0xFFFFFFFFu;
+  return NVML_SUCCESS;
+}
+#endif /* FAKE_NVML_NO_EVENT_WAIT_V2 */
+
+/* The unversioned wait fills the struct of drivers before MIG, and only
+ * that: callers must not rely on the fields _v2 added. */
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, fakeEventDataV1* data,
+                                          unsigned int timeoutms) {
+  (void)timeoutms;
+  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == NULL || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const struct fakeXid* x = nextXid(set);
+  if (x == NULL) return NVML_ERROR_TIMEOUT;
+  data->device = &g_devices[x->gpu];
+  data->eventType = nvmlEventTypeXidCriticalError;
+  data->eventData = x->xid;
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  if (set == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  free(set);
   return NVML_SUCCESS;
 }
 #endif /* FAKE_NVML_NO_SAMPLING */

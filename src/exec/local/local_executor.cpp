@@ -363,6 +363,9 @@ class LocalExecutor final : public Executor {
     }
     std::vector<std::string> user_argv = userArgv(request.spec);
     EnvMap env = replicaEnvironment(request, r, inherited_env_, container);
+    if (config_.extra_env) {
+      for (auto& [k, v] : config_.extra_env(key)) env[k] = std::move(v);
+    }
     // A container sees the job's directory at a fixed place.
     env["TRAINYARD_CHECKPOINT_MARK"] =
         container ? std::string(kJobDirInContainer) + "/" + RunLayout::kCheckpointMark

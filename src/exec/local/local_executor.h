@@ -27,6 +27,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +56,11 @@ struct LocalExecutorConfig {
   // How long launch() waits for a locked run directory's supervisor to
   // write its pid file before giving up on adopting it.
   int adopt_timeout_ms = 5000;
+  // Variables added to every replica's environment (processes and
+  // containers alike) after the platform's own, e.g. the job's
+  // TRAINYARD_JOB_TOKEN and TRAINYARD_API_URL; empty: none. Called on the
+  // launching thread, so it must be thread-safe.
+  std::function<std::map<std::string, std::string>(const AttemptKey&)> extra_env;
 };
 
 // Creates the executor and its monitor thread. InvalidArgument for a bad

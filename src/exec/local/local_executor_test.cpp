@@ -223,6 +223,41 @@ TEST_F(LocalExecutorTest, EachOneGpuLaunchSeesOnlyItsGpu) {
   EXPECT_EQ(log(b.key), "gpus=1\n");
 }
 
+TEST_F(LocalExecutorTest, ExtraEnvironmentReachesEveryReplica) {
+  config_.extra_env = [](const AttemptKey& key) {
+    return std::map<std::string, std::string>{{"TRAINYARD_JOB_TOKEN", "tok-" + key.toString()},
+                                              {"TRAINYARD_API_URL", "http://x:1"}};
+  };
+  LaunchRequest req = request(31, script("echo $TRAINYARD_JOB_TOKEN $TRAINYARD_API_URL"), {{}, {}});
+  ASSERT_TRUE(executor().launch(req).isOk());
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(exits_.wait(req.key, r));
+    EXPECT_EQ(log(req.key, r), "tok-31.1 http://x:1\n");
+  }
+}
+
+TEST_F(LocalExecutorTest, MetricLinesAreCopiedToMetricsFileAndStayInTheLog) {
+  // A valid report, a bad one, one split over two writes, other output,
+  // and a last one without a newline.
+  LaunchRequest req = request(32, script("echo 'TRAINYARD_METRIC {\"step\":1,\"loss\":0.5}'\n"
+                                         "echo 'TRAINYARD_METRIC {\"loss\":\"bad\"}'\n"
+                                         "echo 'epoch 1 done'\n"
+                                         "printf 'TRAINYARD_METRIC {\"step\":2,'; sleep 0.2; "
+                                         "printf '\"loss\":0.25}\\n'\n"
+                                         "printf 'TRAINYARD_METRIC {\"step\":3,\"loss\":0.1}'"));
+  ASSERT_TRUE(executor().launch(req).isOk());
+  ASSERT_TRUE(exits_.wait(req.key, 0));
+  EXPECT_EQ(readText(RunLayout(config_.data_dir).metricsFile(req.key, 0)),
+            "TRAINYARD_METRIC {\"step\":1,\"loss\":0.5}\n"
+            "TRAINYARD_METRIC {\"step\":2,\"loss\":0.25}\n"
+            "TRAINYARD_METRIC {\"step\":3,\"loss\":0.1}\n");
+  std::string text = log(req.key);
+  EXPECT_NE(text.find("TRAINYARD_METRIC {\"loss\":\"bad\"}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("epoch 1 done\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("trainyard: 1 TRAINYARD_METRIC lines were not metrics"), std::string::npos)
+      << text;
+}
+
 TEST_F(LocalExecutorTest, ExitCodeIsRecorded) {
   LaunchRequest req = request(4, script("echo hi; echo oops >&2; exit 3"));
   auto res = executor().launch(req);

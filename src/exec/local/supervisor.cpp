@@ -9,6 +9,11 @@
 // mean), waits for the user process, records how it ended in `exit`
 // (atomically), and then SIGKILLs the whole group, itself included, so no
 // descendant that stayed in the group outlives the replica.
+//
+// Each output line that is a training metric (codec/training_metric_codec.h)
+// is also appended, whole and as written, to metrics.jsonl, which the server
+// ingests by byte offset; other lines starting with the prefix are counted
+// and stay in the log only.
 #include "exec/local/supervisor.h"
 
 #include <fcntl.h>
@@ -25,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/training_metric_codec.h"
 #include "exec/local/cgroup.h"
 #include "exec/local/launch_plan.h"
 #include "exec/local/sys_util.h"
@@ -110,6 +116,79 @@ class LogWriter {
   std::int64_t size_ = 0;
 };
 
+// Finds the metric lines in the output stream and appends them to
+// metrics.jsonl. Lines are cut from the bytes as they arrive; a line longer
+// than any metric may be is skipped to its end without being kept. Write
+// errors drop the line (the log still has it).
+class MetricTap {
+ public:
+  explicit MetricTap(std::string path) : path_(std::move(path)) {}
+
+  void feed(const char* data, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      char c = data[i];
+      if (c == '\n') {
+        if (!overflow_) line(line_);
+        line_.clear();
+        overflow_ = false;
+        continue;
+      }
+      if (overflow_) continue;
+      line_.push_back(c);
+      // Decided early: most output is not a metric and need not be kept.
+      if (line_.size() == kTrainingMetricPrefix.size() && !hasTrainingMetricPrefix(line_)) {
+        overflow_ = true;
+        line_.clear();
+      } else if (line_.size() > kMaxTrainingMetricLine) {
+        overflow_ = true;
+        ++rejected_;
+        line_.clear();
+      }
+    }
+  }
+
+  // The last line, when the output ended without a newline.
+  void finish() {
+    if (!overflow_ && !line_.empty()) line(line_);
+    line_.clear();
+  }
+
+  std::int64_t rejected() const { return rejected_; }
+
+ private:
+  void line(const std::string& text) {
+    if (!hasTrainingMetricPrefix(text)) return;
+    if (!parseTrainingMetricLine(text).isOk()) {
+      ++rejected_;
+      return;
+    }
+    if (!fd_.valid()) {
+      fd_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+      if (!fd_.valid()) return;
+    }
+    std::string out = text;
+    if (!out.empty() && out.back() == '\r') out.pop_back();
+    out.push_back('\n');
+    // One write() of a whole line: the reader never sees half of one it
+    // takes for complete, since it stops at the last newline.
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t w = ::write(fd_.get(), out.data() + done, out.size() - done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      done += static_cast<size_t>(w);
+    }
+  }
+
+  std::string path_;
+  sys::UniqueFd fd_;
+  std::string line_;
+  bool overflow_ = false;  // skipping the rest of the current line
+  std::int64_t rejected_ = 0;
+};
+
 void installHandlers() {
   struct sigaction sa {};
   sa.sa_handler = onTerminationSignal;
@@ -152,12 +231,13 @@ void installHandlers() {
 }
 
 // Copies what is readable now; false at end of file.
-bool pump(int fd, LogWriter& log) {
+bool pump(int fd, LogWriter& log, MetricTap& metrics) {
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
       log.write(buf, static_cast<size_t>(n));
+      metrics.feed(buf, static_cast<size_t>(n));
       if (static_cast<size_t>(n) < sizeof buf) return true;
       continue;
     }
@@ -207,6 +287,7 @@ int runSupervisor(int argc, char** argv) {
     std::fprintf(stderr, "trainyard __supervise: %s\n", opened.toString().c_str());
     return 1;
   }
+  MetricTap metrics(args.run_dir + "/" + RunLayout::kMetricsFile);
   Status joined = CgroupManager::join(args.cgroups, self);
   if (!joined.isOk()) log.note("running outside the replica's cgroups: " + joined.message());
 
@@ -243,7 +324,7 @@ int runSupervisor(int argc, char** argv) {
         int timeout = pidfd.valid() ? -1 : 100;
         int rc = ::poll(first, static_cast<nfds_t>(nfds), timeout);
         if (rc < 0 && errno != EINTR) break;
-        if (pipe_open && fds[0].revents != 0) pipe_open = pump(out.get(), log);
+        if (pipe_open && fds[0].revents != 0) pipe_open = pump(out.get(), log, metrics);
         pid_t w = ::waitpid(child, &status, WNOHANG);
         if (w == child) reaped = true;
         if (w < 0 && errno != EINTR) break;
@@ -257,7 +338,7 @@ int runSupervisor(int argc, char** argv) {
         int rc = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, kDrainIdleMs)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc <= 0) break;
-        pipe_open = pump(out.get(), log);
+        pipe_open = pump(out.get(), log, metrics);
       }
       if (reaped && WIFEXITED(status)) {
         exit_code = WEXITSTATUS(status);
@@ -268,6 +349,12 @@ int runSupervisor(int argc, char** argv) {
         log.note(std::string("lost track of the user process: ") + std::strerror(errno));
       }
     }
+  }
+  metrics.finish();
+  if (metrics.rejected() > 0) {
+    log.note(std::to_string(metrics.rejected()) +
+             " TRAINYARD_METRIC lines were not metrics (bad JSON, names or values) and were "
+             "not recorded; see docs/observability.md");
   }
   log.close();
   Status recorded =

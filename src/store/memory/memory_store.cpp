@@ -246,6 +246,109 @@ Status MemoryStore::updateUser(const std::string& name, const UserChange& c) {
   return Status::ok();
 }
 
+// --- Webhook deliveries -------------------------------------------------------
+
+Status MemoryStore::setProjectWebhook(const std::string& name, const std::string& url) {
+  std::lock_guard lock(mu_);
+  auto it = projects_.find(name);
+  if (it == projects_.end()) return Status::notFound(store_checks::projectNotFound(name));
+  it->second.webhook_url = url;
+  return Status::ok();
+}
+
+Result<std::vector<Job>> MemoryStore::jobsAwaitingWebhook(Timestamp finished_since, int limit) {
+  if (limit < 1 || limit > 1000) return Status::invalidArgument("must be 1..1000", "limit");
+  std::lock_guard lock(mu_);
+  std::set<std::int64_t> has_delivery;
+  for (const auto& [id, d] : deliveries_) has_delivery.insert(d.job.value());
+  std::vector<Job> out;
+  for (const auto& [id, rec] : jobs_) {
+    const Job& job = rec.job;
+    if (!isTerminal(job.state) || job.finished_at < finished_since) continue;
+    if (has_delivery.contains(id)) continue;
+    auto project = projects_.find(job.spec.project);
+    bool project_hook = project != projects_.end() && !project->second.webhook_url.empty();
+    if (job.spec.notify.webhook.empty() && !project_hook) continue;
+    out.push_back(job);
+  }
+  std::sort(out.begin(), out.end(), [](const Job& a, const Job& b) {
+    return std::pair(a.finished_at, a.id.value()) < std::pair(b.finished_at, b.id.value());
+  });
+  if (static_cast<int>(out.size()) > limit) out.resize(limit);
+  return out;
+}
+
+Status MemoryStore::addWebhookDeliveries(const std::vector<WebhookDelivery>& deliveries,
+                                         Timestamp watermark) {
+  std::lock_guard lock(mu_);
+  for (const WebhookDelivery& d : deliveries) {
+    if (!jobs_.contains(d.job.value())) return Status::notFound(jobNotFoundMessage(d.job));
+  }
+  for (const WebhookDelivery& d : deliveries) {
+    bool stored = std::any_of(deliveries_.begin(), deliveries_.end(), [&](const auto& kv) {
+      return kv.second.job == d.job && kv.second.url == d.url;
+    });
+    if (stored) continue;
+    WebhookDelivery row = d;
+    row.id = ++last_delivery_id_;
+    deliveries_[row.id] = row;
+  }
+  webhook_watermark_ = watermark;
+  return Status::ok();
+}
+
+Result<Timestamp> MemoryStore::webhookWatermark() {
+  std::lock_guard lock(mu_);
+  return webhook_watermark_;
+}
+
+Result<std::vector<WebhookDelivery>> MemoryStore::dueWebhookDeliveries(Timestamp now, int limit) {
+  if (limit < 1 || limit > 1000) return Status::invalidArgument("must be 1..1000", "limit");
+  std::lock_guard lock(mu_);
+  std::vector<WebhookDelivery> out;
+  for (const auto& [id, d] : deliveries_) {
+    if (d.pending() && d.next_attempt_at <= now) out.push_back(d);
+  }
+  std::sort(out.begin(), out.end(), [](const WebhookDelivery& a, const WebhookDelivery& b) {
+    return std::pair(a.next_attempt_at, a.id) < std::pair(b.next_attempt_at, b.id);
+  });
+  if (static_cast<int>(out.size()) > limit) out.resize(limit);
+  return out;
+}
+
+Result<std::vector<WebhookDelivery>> MemoryStore::webhookDeliveries(JobId job) {
+  std::lock_guard lock(mu_);
+  std::vector<WebhookDelivery> out;
+  for (const auto& [id, d] : deliveries_) {
+    if (d.job == job) out.push_back(d);
+  }
+  return out;
+}
+
+Status MemoryStore::updateWebhookDelivery(const WebhookDelivery& d,
+                                          const std::vector<Event>& events) {
+  std::lock_guard lock(mu_);
+  auto it = deliveries_.find(d.id);
+  if (it == deliveries_.end()) {
+    return Status::notFound("webhook delivery " + std::to_string(d.id) + " not found");
+  }
+  for (const Event& e : events) {
+    if (!jobs_.contains(e.job.value())) return Status::notFound(jobNotFoundMessage(e.job));
+  }
+  WebhookDelivery& row = it->second;
+  row.attempts = d.attempts;
+  row.next_attempt_at = d.next_attempt_at;
+  row.delivered_at = d.delivered_at;
+  row.given_up_at = d.given_up_at;
+  row.last_error = d.last_error;
+  for (const Event& e : events) {
+    Event stored = e;
+    stored.seq = ++last_seq_;
+    jobs_[e.job.value()].events.push_back(std::move(stored));
+  }
+  return Status::ok();
+}
+
 Status MemoryStore::createProject(const Project& project) {
   TY_RETURN_IF_ERROR(store_checks::checkProject(project));
   std::lock_guard lock(mu_);

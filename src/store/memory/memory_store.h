@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,9 +37,22 @@ class MemoryStore final : public Store {
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   Result<std::vector<QueueUsage>> queueUsage() override;
   bool healthy() override { return true; }
+  // Webhooks: the project's URL and the deliveries (store.h).
+  Status setProjectWebhook(const std::string& name, const std::string& url) override;
+  Result<std::vector<Job>> jobsAwaitingWebhook(Timestamp finished_since, int limit) override;
+  Status addWebhookDeliveries(const std::vector<WebhookDelivery>& deliveries,
+                              Timestamp watermark) override;
+  Result<Timestamp> webhookWatermark() override;
+  Result<std::vector<WebhookDelivery>> dueWebhookDeliveries(Timestamp now, int limit) override;
+  Result<std::vector<WebhookDelivery>> webhookDeliveries(JobId job) override;
+  Status updateWebhookDelivery(const WebhookDelivery& d, const std::vector<Event>& events) override;
   Status putQueue(const QueueConfig& queue) override;
   Status deleteQueue(const std::string& name) override;
   Result<std::vector<QueueConfig>> listQueues() override;
+  Result<int> appendTrainingPoints(JobId job, const std::vector<TrainingPoint>& points) override;
+  Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
+                                                    const TrainingSeriesQuery& query) override;
+  Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override;
 
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;
@@ -82,8 +97,18 @@ class MemoryStore final : public Store {
   std::map<std::pair<std::string, std::string>, std::string> roles_;  // (user, project) -> role
   std::map<std::int64_t, ApiToken> tokens_;                           // by id
   std::map<std::int64_t, AuditRecord> audit_;                         // by seq
+  // Training points by job, id increasing; and the (job, source, name)
+  // reports stored, which make a repeated append add nothing.
+  std::map<std::int64_t, std::vector<TrainingPoint>> points_;
+  std::set<std::tuple<std::int64_t, std::string, std::string>> point_reports_;
+  std::int64_t last_point_id_ = 0;
+
   std::int64_t last_token_id_ = 0;
   std::int64_t last_audit_seq_ = 0;
+
+  std::map<std::int64_t, WebhookDelivery> deliveries_;  // by id
+  std::int64_t last_delivery_id_ = 0;
+  Timestamp webhook_watermark_ = 0;
 };
 
 }  // namespace ty

@@ -138,6 +138,52 @@ CREATE TABLE queues (
   config_json TEXT NOT NULL
 );
 )sql"},
+    // Training metrics that jobs report (loss, learning rate, samples/s),
+    // one row per (report, name). `source` names the report a point came
+    // from: "log:<attempt>:<replica>:<byte offset>" for a TRAINYARD_METRIC
+    // line, "api:<key>" for a POST. Unique per job and name, so reading a
+    // metrics file again after a restart, or a retried POST, adds nothing.
+    {5, R"sql(
+CREATE TABLE job_metrics (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  name TEXT NOT NULL,
+  step INTEGER,
+  value REAL NOT NULL,
+  time INTEGER NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE UNIQUE INDEX job_metrics_report ON job_metrics(job_id, source, name);
+CREATE INDEX job_metrics_series ON job_metrics(job_id, name, id);
+)sql"},
+    // Webhooks: a project's URL, and one row per POST owed for a finished
+    // job, written before it is sent so that a crash does not lose it. A
+    // (job, url) pair is unique, so a rescan inserts nothing twice. The
+    // watermark is how far the notifier has scanned finished jobs; the index
+    // on finished_at keeps that scan cheap.
+    {6, R"sql(
+ALTER TABLE projects ADD COLUMN webhook_url TEXT NOT NULL DEFAULT '';
+CREATE TABLE webhook_deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  url TEXT NOT NULL,
+  event TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  delivered_at INTEGER NOT NULL,
+  given_up_at INTEGER NOT NULL,
+  last_error TEXT NOT NULL
+);
+CREATE UNIQUE INDEX webhook_deliveries_job_url ON webhook_deliveries(job_id, url);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)
+  WHERE delivered_at = 0 AND given_up_at = 0;
+CREATE TABLE webhook_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  watermark INTEGER NOT NULL
+);
+CREATE INDEX jobs_finished_at ON jobs(finished_at);
+)sql"},
 };
 
 // Runs one step in its own transaction unless another opener got there first.

@@ -149,6 +149,19 @@ class SqliteStore final : public Store {
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   bool healthy() override;
+  // Webhooks: the project's URL and the deliveries (store.h).
+  Status setProjectWebhook(const std::string& name, const std::string& url) override;
+  Result<std::vector<Job>> jobsAwaitingWebhook(Timestamp finished_since, int limit) override;
+  Status addWebhookDeliveries(const std::vector<WebhookDelivery>& deliveries,
+                              Timestamp watermark) override;
+  Result<Timestamp> webhookWatermark() override;
+  Result<std::vector<WebhookDelivery>> dueWebhookDeliveries(Timestamp now, int limit) override;
+  Result<std::vector<WebhookDelivery>> webhookDeliveries(JobId job) override;
+  Status updateWebhookDelivery(const WebhookDelivery& d, const std::vector<Event>& events) override;
+  Result<int> appendTrainingPoints(JobId job, const std::vector<TrainingPoint>& points) override;
+  Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
+                                                    const TrainingSeriesQuery& query) override;
+  Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override;
 
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;
@@ -807,10 +820,11 @@ Status SqliteStore::updateUser(const std::string& name, const UserChange& c) {
 Status SqliteStore::createProject(const Project& project) {
   TY_RETURN_IF_ERROR(store_checks::checkProject(project));
   return writeTransaction([&](Db& db) -> Status {
-    TY_ASSIGN_OR_RETURN(Stmt ins,
-                        db.prepare("INSERT INTO projects(name, created_at) VALUES(?1, ?2)"));
+    TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT INTO projects(name, created_at, webhook_url) "
+                                             "VALUES(?1, ?2, ?3)"));
     ins.bind(1, project.name);
     ins.bind(2, project.created_at);
+    ins.bind(3, project.webhook_url);
     Status s = ins.run();
     if (s.isOk()) return s;
     if (isUniqueViolation(db)) {
@@ -822,17 +836,21 @@ Status SqliteStore::createProject(const Project& project) {
 
 Result<Project> SqliteStore::getProject(const std::string& name) {
   TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
-  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT name, created_at FROM projects WHERE name = ?1"));
+  TY_ASSIGN_OR_RETURN(
+      Stmt q, db->prepare("SELECT name, created_at, webhook_url FROM projects WHERE name = ?1"));
   q.bind(1, name);
   TY_ASSIGN_OR_RETURN(bool row, q.step());
   if (!row) return Status::notFound(projectNotFound(name));
-  return Project{q.text(0), q.int64(1)};
+  return Project{q.text(0), q.int64(1), q.text(2)};
 }
 
 Result<std::vector<Project>> SqliteStore::listProjects() {
   TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
-  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT name, created_at FROM projects ORDER BY name"));
-  return readAll<Project>(q, [](const Stmt& r) { return Project{r.text(0), r.int64(1)}; });
+  TY_ASSIGN_OR_RETURN(
+      Stmt q, db->prepare("SELECT name, created_at, webhook_url FROM projects ORDER BY name"));
+  return readAll<Project>(q, [](const Stmt& r) {
+    return Project{r.text(0), r.int64(1), r.text(2)};
+  });
 }
 
 Status SqliteStore::deleteProject(const std::string& name, Timestamp now) {
@@ -1047,6 +1065,249 @@ Result<AuditPage> SqliteStore::listAudit(const AuditQuery& query) {
     page.records.push_back(std::move(r));
   }
   return page;
+}
+
+// --- Training metrics -------------------------------------------------------
+
+// The columns readTrainingPoint() reads, in order.
+constexpr char kPointColumns[] = "id, name, step IS NULL, COALESCE(step, 0), value, time, source";
+
+TrainingPoint readTrainingPoint(const Stmt& q, int first = 0) {
+  TrainingPoint p;
+  p.id = q.int64(first);
+  p.name = q.text(first + 1);
+  if (q.int64(first + 2) == 0) p.step = q.int64(first + 3);
+  p.value = q.real(first + 4);
+  p.time = q.int64(first + 5);
+  p.source = q.text(first + 6);
+  return p;
+}
+
+Result<int> SqliteStore::appendTrainingPoints(JobId job, const std::vector<TrainingPoint>& points) {
+  for (const TrainingPoint& p : points) TY_RETURN_IF_ERROR(validateTrainingPoint(p));
+  int added = 0;
+  TY_RETURN_IF_ERROR(writeTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkJobExists(db, job));
+    // OR IGNORE on the unique (job_id, source, name) index: a report read
+    // or posted again adds nothing.
+    for (const TrainingPoint& p : points) {
+      // One statement per row: a Stmt is reset (and can be bound again)
+      // when it goes out of scope.
+      TY_ASSIGN_OR_RETURN(Stmt ins, db.prepare("INSERT OR IGNORE INTO job_metrics(job_id, name, "
+                                               "step, value, time, source) "
+                                               "VALUES(?1, ?2, ?3, ?4, ?5, ?6)"));
+      ins.bind(1, job.value());
+      ins.bind(2, p.name);
+      if (p.step) {
+        ins.bind(3, *p.step);
+      } else {
+        ins.bind(3, std::optional<int>());
+      }
+      ins.bind(4, p.value);
+      ins.bind(5, p.time);
+      ins.bind(6, p.source);
+      Status s = ins.run();
+      if (!s.isOk()) return s.withContext("insert training metric");
+      added += sqlite3_changes(db.raw());
+    }
+    return Status::ok();
+  }));
+  return added;
+}
+
+Result<std::vector<TrainingPoint>> SqliteStore::trainingSeries(JobId job,
+                                                               const TrainingSeriesQuery& query) {
+  TY_RETURN_IF_ERROR(validateTrainingSeriesQuery(query));
+  std::vector<TrainingPoint> out;
+  TY_RETURN_IF_ERROR(readTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkJobExists(db, job));
+    // Downsampling needs the whole series; otherwise the limit is SQL's.
+    TY_ASSIGN_OR_RETURN(Stmt q,
+                        db.prepare(std::string("SELECT ") + kPointColumns +
+                                   " FROM job_metrics WHERE job_id = ?1 AND name = ?2 AND id > ?3 "
+                                   "ORDER BY id LIMIT ?4"));
+    q.bind(1, job.value());
+    q.bind(2, query.name);
+    q.bind(3, query.after_id);
+    q.bind(4, query.max_points > 0 ? std::int64_t{-1} : std::int64_t{query.limit});
+    TY_ASSIGN_OR_RETURN(
+        out, readAll<TrainingPoint>(q, [](const Stmt& s) { return readTrainingPoint(s); }));
+    return Status::ok();
+  }));
+  if (query.max_points > 0) return downsampleTrainingPoints(std::move(out), query.max_points);
+  return out;
+}
+
+Result<std::vector<TrainingMetricSummary>> SqliteStore::trainingMetrics(JobId job) {
+  std::vector<TrainingMetricSummary> out;
+  TY_RETURN_IF_ERROR(readTransaction([&](Db& db) -> Status {
+    TY_RETURN_IF_ERROR(checkJobExists(db, job));
+    // The series index (job_id, name, id) answers both the count and the
+    // latest row of each name.
+    TY_ASSIGN_OR_RETURN(Stmt q,
+                        db.prepare(std::string("SELECT s.n, ") + kPointColumns +
+                                   " FROM (SELECT name AS sname, COUNT(*) AS n, MAX(id) AS last "
+                                   "FROM job_metrics WHERE job_id = ?1 GROUP BY name) s "
+                                   "JOIN job_metrics m ON m.id = s.last ORDER BY s.sname"));
+    q.bind(1, job.value());
+    TY_ASSIGN_OR_RETURN(out, readAll<TrainingMetricSummary>(q, [](const Stmt& s) {
+                          TrainingMetricSummary m;
+                          m.count = s.int64(0);
+                          m.latest = readTrainingPoint(s, 1);
+                          m.name = m.latest.name;
+                          return m;
+                        }));
+    return Status::ok();
+  }));
+  return out;
+}
+
+// --- Webhook deliveries -----------------------------------------------------
+
+constexpr char kDeliveryColumns[] =
+    "id, job_id, url, event, attempts, created_at, next_attempt_at, delivered_at, given_up_at, "
+    "last_error";
+
+WebhookDelivery readDelivery(const Stmt& q) {
+  WebhookDelivery d;
+  d.id = q.int64(0);
+  d.job = JobId(q.int64(1));
+  d.url = q.text(2);
+  d.event = q.text(3);
+  d.attempts = static_cast<int>(q.int64(4));
+  d.created_at = q.int64(5);
+  d.next_attempt_at = q.int64(6);
+  d.delivered_at = q.int64(7);
+  d.given_up_at = q.int64(8);
+  d.last_error = q.text(9);
+  return d;
+}
+
+Status checkWebhookLimit(int limit) {
+  if (limit < 1 || limit > 1000) return Status::invalidArgument("must be 1..1000", "limit");
+  return Status::ok();
+}
+
+Status SqliteStore::setProjectWebhook(const std::string& name, const std::string& url) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt upd,
+                        db.prepare("UPDATE projects SET webhook_url = ?2 WHERE name = ?1"));
+    upd.bind(1, name);
+    upd.bind(2, url);
+    TY_RETURN_IF_ERROR(upd.run());
+    if (sqlite3_changes(db.raw()) == 0) return Status::notFound(projectNotFound(name));
+    return Status::ok();
+  });
+}
+
+Result<std::vector<Job>> SqliteStore::jobsAwaitingWebhook(Timestamp finished_since, int limit) {
+  TY_RETURN_IF_ERROR(checkWebhookLimit(limit));
+  // The spec's notify.webhook is read from its JSON, so that the scan needs
+  // no column of its own; jobs_finished_at bounds the rows it looks at.
+  const std::string sql =
+      std::string("SELECT ") + kJobColumns +
+      " FROM jobs j WHERE j.state IN (?1, ?2, ?3) AND j.finished_at >= ?4"
+      " AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.job_id = j.id)"
+      " AND (COALESCE(json_extract(j.spec_json, '$.notify.webhook'), '') != ''"
+      " OR EXISTS (SELECT 1 FROM projects p WHERE p.name = j.project AND p.webhook_url != ''))"
+      " ORDER BY j.finished_at, j.id LIMIT ?5";
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(sql));
+  q.bind(1, std::string(jobStateName(JobState::kSucceeded)));
+  q.bind(2, std::string(jobStateName(JobState::kFailed)));
+  q.bind(3, std::string(jobStateName(JobState::kCancelled)));
+  q.bind(4, finished_since);
+  q.bind(5, std::int64_t{limit});
+  std::vector<Job> out;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    TY_ASSIGN_OR_RETURN(Job job, readJob(q));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Status SqliteStore::addWebhookDeliveries(const std::vector<WebhookDelivery>& deliveries,
+                                         Timestamp watermark) {
+  return writeTransaction([&](Db& db) -> Status {
+    for (const WebhookDelivery& d : deliveries) {
+      TY_RETURN_IF_ERROR(checkJobExists(db, d.job));
+      // OR IGNORE on the unique (job_id, url) index: a rescan after a crash
+      // between the insert and the watermark adds nothing.
+      TY_ASSIGN_OR_RETURN(
+          Stmt ins, db.prepare("INSERT OR IGNORE INTO webhook_deliveries(job_id, url, event, "
+                               "attempts, created_at, next_attempt_at, delivered_at, given_up_at, "
+                               "last_error) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+      ins.bind(1, d.job.value());
+      ins.bind(2, d.url);
+      ins.bind(3, d.event);
+      ins.bind(4, std::int64_t{d.attempts});
+      ins.bind(5, d.created_at);
+      ins.bind(6, d.next_attempt_at);
+      ins.bind(7, d.delivered_at);
+      ins.bind(8, d.given_up_at);
+      ins.bind(9, d.last_error);
+      Status s = ins.run();
+      if (!s.isOk()) return s.withContext("insert webhook delivery");
+    }
+    TY_ASSIGN_OR_RETURN(Stmt mark,
+                        db.prepare("INSERT INTO webhook_state(id, watermark) VALUES(1, ?1) "
+                                   "ON CONFLICT(id) DO UPDATE SET watermark = excluded.watermark"));
+    mark.bind(1, watermark);
+    Status s = mark.run();
+    return s.isOk() ? s : s.withContext("record webhook watermark");
+  });
+}
+
+Result<Timestamp> SqliteStore::webhookWatermark() {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare("SELECT watermark FROM webhook_state WHERE id = 1"));
+  TY_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? q.int64(0) : Timestamp{0};
+}
+
+Result<std::vector<WebhookDelivery>> SqliteStore::dueWebhookDeliveries(Timestamp now, int limit) {
+  TY_RETURN_IF_ERROR(checkWebhookLimit(limit));
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(std::string("SELECT ") + kDeliveryColumns +
+                                          " FROM webhook_deliveries WHERE delivered_at = 0 AND "
+                                          "given_up_at = 0 AND next_attempt_at <= ?1 "
+                                          "ORDER BY next_attempt_at, id LIMIT ?2"));
+  q.bind(1, now);
+  q.bind(2, std::int64_t{limit});
+  return readAll<WebhookDelivery>(q, readDelivery);
+}
+
+Result<std::vector<WebhookDelivery>> SqliteStore::webhookDeliveries(JobId job) {
+  TY_ASSIGN_OR_RETURN(Reader db, acquireReader());
+  TY_ASSIGN_OR_RETURN(Stmt q, db->prepare(std::string("SELECT ") + kDeliveryColumns +
+                                          " FROM webhook_deliveries WHERE job_id = ?1 "
+                                          "ORDER BY id"));
+  q.bind(1, job.value());
+  return readAll<WebhookDelivery>(q, readDelivery);
+}
+
+Status SqliteStore::updateWebhookDelivery(const WebhookDelivery& d,
+                                          const std::vector<Event>& events) {
+  return writeTransaction([&](Db& db) -> Status {
+    TY_ASSIGN_OR_RETURN(Stmt upd, db.prepare("UPDATE webhook_deliveries SET attempts = ?2, "
+                                             "next_attempt_at = ?3, delivered_at = ?4, "
+                                             "given_up_at = ?5, last_error = ?6 WHERE id = ?1"));
+    upd.bind(1, d.id);
+    upd.bind(2, std::int64_t{d.attempts});
+    upd.bind(3, d.next_attempt_at);
+    upd.bind(4, d.delivered_at);
+    upd.bind(5, d.given_up_at);
+    upd.bind(6, d.last_error);
+    Status s = upd.run();
+    if (!s.isOk()) return s.withContext("update webhook delivery");
+    if (sqlite3_changes(db.raw()) == 0) {
+      return Status::notFound("webhook delivery " + std::to_string(d.id) + " not found");
+    }
+    for (const Event& e : events) TY_RETURN_IF_ERROR(insertEvent(db, e.job, e));
+    return Status::ok();
+  });
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+// The training-metric routes (REST under /api/v1/jobs/{id}/metrics): what a
+// job reported about its own training (loss, learning rate, samples/s), as
+// series and as a list of names with their latest values. A job reports by
+// printing TRAINYARD_METRIC lines (ingested by server/metric_ingester.h) or
+// by POSTing with its own job token (auth/job_tokens.h), which the gateway
+// accepts on these routes only.
+//
+// Thread-safe: the handlers share nothing but the (thread-safe) store.
+#pragma once
+
+#include <vector>
+
+#include "api/routes.h"
+#include "common/clock.h"
+#include "metrics/training_metrics.h"
+#include "store/store.h"
+
+namespace ty {
+
+struct TrainingMetricContext {
+  Store* store = nullptr;
+  const Clock* clock = nullptr;
+};
+
+// GET and POST /api/v1/jobs/{id}/metrics.
+std::vector<Route> trainingMetricRoutes(const TrainingMetricContext& ctx);
+
+// The latest value of every metric of every running job, for
+// trainyard_job_metric on /metrics. Fails when the store cannot be read.
+Result<std::vector<TrainingMetricSample>> runningJobTrainingMetrics(Store& store);
+
+// {"id","step","value","time"}: one point of a series (step null when the
+// job gave none).
+Json trainingPointToJson(const TrainingPoint& p);
+
+}  // namespace ty
