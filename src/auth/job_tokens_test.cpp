@@ -1,27 +1,20 @@
 #include "auth/job_tokens.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "common/temp_dir_test_util.h"
 
 namespace ty::auth {
 namespace {
 
 class JobTokensTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ty_jobtok_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::filesystem::path dir_;
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+  ::ty::testing::TempDir dir_{"ty_jobtok_"};
 };
 
 TEST_F(JobTokensTest, IssuedTokenVerifiesToItsAttempt) {
@@ -65,7 +58,7 @@ TEST_F(JobTokensTest, KeyIsMadeOnceWithMode0600AndReused) {
   EXPECT_EQ(second->verify(t), (AttemptKey{JobId(1), 1}));
   // Only the key file is left behind.
   int files = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_)) ++files;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_.fsPath())) ++files;
   EXPECT_EQ(files, 1);
 }
 

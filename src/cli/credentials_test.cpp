@@ -11,6 +11,7 @@
 
 #include "auth/tokens.h"
 #include "cli/saved_env_test_util.h"
+#include "common/temp_dir_test_util.h"
 
 namespace ty {
 namespace {
@@ -35,14 +36,11 @@ std::string contentOf(const fs::path& p) {
 class CredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ty-cred-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    ASSERT_FALSE(root_.path().empty());
     ::setenv("HOME", (root_ / "home").c_str(), 1);
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  ::ty::testing::TempDir root_{"ty-cred-"};
   // The variables the CLI reads: unset for the test, restored after it.
   test::SavedEnv env_{"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv};
 };

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/credentials.h"
 #include "cli/saved_env_test_util.h"
+#include "common/temp_dir_test_util.h"
 
 namespace ty {
 namespace {
@@ -287,19 +288,14 @@ struct Outcome {
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ty-cli-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    ASSERT_FALSE(root_.path().empty());
     ::setenv("XDG_CONFIG_HOME", (root_ / "config").c_str(), 1);
     api_ = std::make_unique<FakeApi>(svr_);
     server_ = std::make_unique<ServerThread>(svr_);
     ASSERT_GT(server_->port(), 0);
     url_ = "http://127.0.0.1:" + std::to_string(server_->port());
   }
-  void TearDown() override {
-    server_.reset();
-    fs::remove_all(root_);
-  }
+  void TearDown() override { server_.reset(); }
 
   // `trainyard --server URL args...` with `input` as stdin (not a terminal).
   Outcome run(std::vector<std::string> args, const std::string& input = "",
@@ -327,7 +323,7 @@ class CommandsTest : public ::testing::Test {
     return s.str();
   }
 
-  fs::path root_;
+  ::ty::testing::TempDir root_{"ty-cli-"};
   httplib::Server svr_;
   std::unique_ptr<FakeApi> api_;
   std::unique_ptr<ServerThread> server_;

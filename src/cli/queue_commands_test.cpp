@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/credentials.h"
 #include "cli/saved_env_test_util.h"
+#include "common/temp_dir_test_util.h"
 
 namespace ty {
 namespace {
@@ -35,9 +36,7 @@ struct Outcome {
 class QueueCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ty-cli-queue-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    ASSERT_FALSE(root_.path().empty());
     ::setenv("XDG_CONFIG_HOME", (root_ / "config").c_str(), 1);
     ::setenv(kTokenEnv, auth::newToken().c_str(), 1);
 
@@ -90,7 +89,6 @@ class QueueCommandsTest : public ::testing::Test {
     while (!svr_.is_running()) std::this_thread::yield();
     svr_.stop();
     thread_.join();
-    fs::remove_all(root_);
   }
 
   void record(const httplib::Request& req) {
@@ -126,7 +124,7 @@ class QueueCommandsTest : public ::testing::Test {
   std::thread thread_;
   std::mutex mu_;
   std::vector<Sent> sent_;
-  fs::path root_;
+  ::ty::testing::TempDir root_{"ty-cli-queue-"};
   // The variables the CLI reads: unset for the test, restored after it.
   test::SavedEnv env_{"HOME", "XDG_CONFIG_HOME", kTokenEnv, kServerEnv, kCaCertEnv};
 };

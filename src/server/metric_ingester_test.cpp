@@ -1,11 +1,12 @@
 #include "server/metric_ingester.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
+
+#include "common/temp_dir_test_util.h"
 
 namespace ty {
 namespace {
@@ -13,9 +14,7 @@ namespace {
 class MetricIngesterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ty_ingest_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(dir_.path().empty());
     store_ = newMemoryStore();
     std::vector<Job> jobs(1);
     jobs[0].spec.name = "train";
@@ -27,10 +26,6 @@ class MetricIngesterTest : public ::testing::Test {
     job_ = jobs[0];
     setState(JobState::kRunning, 1);
   }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
   void setState(JobState state, int attempts) {
     job_.state = state;
     job_.attempts = attempts;
@@ -39,7 +34,7 @@ class MetricIngesterTest : public ::testing::Test {
     ASSERT_TRUE(store_->apply(b).isOk());
   }
   void append(int attempt, int replica, const std::string& text) {
-    RunLayout layout(dir_.string());
+    RunLayout layout(dir_.path());
     AttemptKey key{job_.id, attempt};
     std::filesystem::create_directories(layout.replicaDir(key, replica));
     std::ofstream(layout.metricsFile(key, replica), std::ios::app) << text;
@@ -50,14 +45,14 @@ class MetricIngesterTest : public ::testing::Test {
     return store_->trainingSeries(job_.id, q).value();
   }
 
-  std::filesystem::path dir_;
+  ::ty::testing::TempDir dir_{"ty_ingest_"};
   std::unique_ptr<Store> store_;
   Job job_;
   ManualClock clock_{1'000'000};
 };
 
 TEST_F(MetricIngesterTest, ReadsNewWholeLinesOfEveryReplica) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   append(1, 0, "TRAINYARD_METRIC {\"step\":1,\"loss\":0.9,\"lr\":0.1}\n");
   append(1, 1, "TRAINYARD_METRIC {\"step\":1,\"loss\":0.8}\n");
   // Half a line: not taken until its newline is there.
@@ -87,11 +82,11 @@ TEST_F(MetricIngesterTest, ReadingAgainAfterARestartAddsNothing) {
       1, 0,
       "TRAINYARD_METRIC {\"step\":1,\"loss\":0.9}\nTRAINYARD_METRIC {\"step\":2,\"loss\":0.8}\n");
   {
-    MetricIngester first(*store_, RunLayout(dir_.string()), clock_);
+    MetricIngester first(*store_, RunLayout(dir_.path()), clock_);
     ASSERT_TRUE(first.pollOnce().isOk());
     EXPECT_EQ(first.stats().points, 2);
   }
-  MetricIngester second(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester second(*store_, RunLayout(dir_.path()), clock_);
   ASSERT_TRUE(second.pollOnce().isOk());
   EXPECT_EQ(second.stats().lines, 2);
   EXPECT_EQ(second.stats().points, 0);
@@ -99,7 +94,7 @@ TEST_F(MetricIngesterTest, ReadingAgainAfterARestartAddsNothing) {
 }
 
 TEST_F(MetricIngesterTest, EndedAttemptIsReadOnceMore) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   ASSERT_TRUE(ingester.pollOnce().isOk());
   // The job wrote its last lines and ended before the next round.
   append(1, 0, "TRAINYARD_METRIC {\"step\":9,\"loss\":0.1}\n");
@@ -114,7 +109,7 @@ TEST_F(MetricIngesterTest, EndedAttemptIsReadOnceMore) {
 }
 
 TEST_F(MetricIngesterTest, RetryMovesToTheNewAttempt) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   append(1, 0, "TRAINYARD_METRIC {\"step\":1,\"loss\":0.9}\n");
   ASSERT_TRUE(ingester.pollOnce().isOk());
   setState(JobState::kRunning, 2);
@@ -129,7 +124,7 @@ TEST_F(MetricIngesterTest, RetryMovesToTheNewAttempt) {
 }
 
 TEST_F(MetricIngesterTest, JobThatStartedAndEndedBetweenRoundsIsRead) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   ASSERT_TRUE(ingester.pollOnce().isOk());
   // A second job, submitted, run and finished before the next round.
   std::vector<Job> jobs(1);
@@ -144,7 +139,7 @@ TEST_F(MetricIngesterTest, JobThatStartedAndEndedBetweenRoundsIsRead) {
   WriteBatch b;
   b.jobs.push_back(short_job);
   ASSERT_TRUE(store_->apply(b).isOk());
-  RunLayout layout(dir_.string());
+  RunLayout layout(dir_.path());
   AttemptKey key{short_job.id, 1};
   std::filesystem::create_directories(layout.replicaDir(key, 0));
   std::ofstream(layout.metricsFile(key, 0)) << "TRAINYARD_METRIC {\"step\":1,\"loss\":0.5}\n";
@@ -155,7 +150,7 @@ TEST_F(MetricIngesterTest, JobThatStartedAndEndedBetweenRoundsIsRead) {
 }
 
 TEST_F(MetricIngesterTest, AttemptRetriedBetweenRoundsIsReadToItsEnd) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   setState(JobState::kPending, 0);
   ASSERT_TRUE(ingester.pollOnce().isOk());
   // Attempt 1 ran and failed, attempt 2 started, all before the next round.
@@ -167,7 +162,7 @@ TEST_F(MetricIngesterTest, AttemptRetriedBetweenRoundsIsReadToItsEnd) {
 }
 
 TEST_F(MetricIngesterTest, BadLinesAreCountedAndSkipped) {
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   append(1, 0, "garbage\nTRAINYARD_METRIC {\"loss\":\"x\"}\n\nTRAINYARD_METRIC {\"loss\":0.5}\n");
   ASSERT_TRUE(ingester.pollOnce().isOk());
   EXPECT_EQ(ingester.stats().bad_lines, 3);
@@ -177,7 +172,7 @@ TEST_F(MetricIngesterTest, BadLinesAreCountedAndSkipped) {
 
 TEST_F(MetricIngesterTest, PendingAndFinishedJobsAreNotRead) {
   setState(JobState::kPending, 0);
-  MetricIngester ingester(*store_, RunLayout(dir_.string()), clock_);
+  MetricIngester ingester(*store_, RunLayout(dir_.path()), clock_);
   append(1, 0, "TRAINYARD_METRIC {\"loss\":0.5}\n");
   ASSERT_TRUE(ingester.pollOnce().isOk());
   EXPECT_TRUE(series("loss").empty());

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "codec/job_codec.h"
+#include "common/temp_dir_test_util.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace ty {
@@ -84,9 +84,7 @@ class Receiver {
 class WebhookNotifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ty_webhook_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(dir_.path().empty());
     openStore();
     ASSERT_TRUE(store_->createProject({"ml", 1}).isOk());
     options_.initial_backoff = 5'000;
@@ -95,14 +93,10 @@ class WebhookNotifierTest : public ::testing::Test {
     options_.timeout = 5'000;
     options_.api_url = "http://trainyard.example:8080";
   }
-  void TearDown() override {
-    store_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { store_.reset(); }
   void openStore() {
     store_.reset();
-    auto s = openSqliteStore((std::filesystem::path(dir_) / "store.db").string());
+    auto s = openSqliteStore((dir_ / "store.db").string());
     ASSERT_TRUE(s.isOk()) << s.status().toString();
     store_ = std::move(s).value();
   }
@@ -153,7 +147,7 @@ class WebhookNotifierTest : public ::testing::Test {
     return added.isOk() ? *added : -1;
   }
 
-  std::string dir_;
+  ::ty::testing::TempDir dir_{"ty_webhook_"};
   std::unique_ptr<Store> store_;
   ManualClock clock_{kStart};
   WebhookOptions options_;

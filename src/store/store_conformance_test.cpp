@@ -1,7 +1,6 @@
 // The Store contract, run against every implementation (memory, SQLite).
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +15,7 @@
 
 #include "codec/job_codec.h"
 #include "codec/queue_codec.h"
+#include "common/temp_dir_test_util.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
@@ -46,17 +46,11 @@ template <typename Factory>
 class StoreConformanceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ty_store_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    store_ = Factory::make(dir_);
+    ASSERT_FALSE(dir_.path().empty());
+    store_ = Factory::make(dir_.fsPath());
     ASSERT_NE(store_, nullptr);
   }
-  void TearDown() override {
-    store_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { store_.reset(); }
 
   // Creates one job per (project, user) pair, returning their ids.
   std::vector<JobId> create(int n, const std::string& project = "default",
@@ -92,7 +86,7 @@ class StoreConformanceTest : public ::testing::Test {
     return ids;
   }
 
-  std::filesystem::path dir_;
+  ::ty::testing::TempDir dir_{"ty_store_"};
   std::unique_ptr<Store> store_;
 };
 

@@ -120,6 +120,18 @@ TEST_F(GpuMonitorE2eTest, GhostAndEccKeepGpusOutAndAnIdleJobIsTold) {
   }
   EXPECT_TRUE(labelled) << text;
 
+  // The whole exposition, the monitor's families appended to the control
+  // plane's, is one valid document: no family twice, HELP and TYPE on each.
+  if (fileExists("/usr/bin/promtool")) {
+    ProcResult checked = runProcess({"/usr/bin/promtool", "check", "metrics"}, {}, 30s, text);
+    // promtool exits 1 for lint remarks too; the DCGM label modelName is
+    // camelCase by NVIDIA's choice, and is the only remark allowed.
+    for (const std::string& line : splitLines(checked.out + checked.err)) {
+      if (line.empty() || contains(line, "should be written in 'snake_case'")) continue;
+      ADD_FAILURE() << "promtool: " << line << "\n" << text;
+    }
+  }
+
   ASSERT_EQ(api().request("POST", "/api/v1/jobs/" + std::to_string(idle) + "/cancel").status, 200);
   ASSERT_EQ(api().request("POST", "/api/v1/jobs/" + std::to_string(waiting) + "/cancel").status,
             200);

@@ -6,13 +6,13 @@
 // (scripts/dev.sh installs it with the test packages).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -41,21 +41,6 @@ int freeLoopbackPort() {
   }
   ::close(fd);
   return port;
-}
-
-std::string urlEncode(const std::string& text) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 // A Prometheus child over a config and TSDB in `dir`, its output in
@@ -142,7 +127,7 @@ scrape_configs:
   Api api() const { return Api("http://127.0.0.1:" + std::to_string(port_)); }
   // The result vector of an instant query; an empty array when it fails.
   Json query(const std::string& promql) const {
-    HttpResult r = api().get("/api/v1/query?query=" + urlEncode(promql));
+    HttpResult r = api().get(httplib::append_query_params("/api/v1/query", {{"query", promql}}));
     if (r.status != 200 || r.json.value("status", "") != "success") return Json::array();
     return r.json["data"]["result"];
   }

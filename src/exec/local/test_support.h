@@ -1,10 +1,9 @@
 // Helpers for the local executor's tests (header-only, used by *_test.cpp
-// only): a temporary directory, polling with deadlines, process checks.
+// only): polling with deadlines, process checks, and (from common) a
+// temporary directory.
 #pragma once
 
-#include <dirent.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,42 +14,9 @@
 #include <string>
 #include <thread>
 
+#include "common/temp_dir_test_util.h"
+
 namespace ty::testing {
-
-// A fresh directory under /tmp, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ty-exec-test-XXXXXX";
-    char* p = ::mkdtemp(tmpl);
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() { removeAll(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
-  static void removeAll(const std::string& path) {
-    if (path.empty()) return;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-      if (DIR* d = ::opendir(path.c_str())) {
-        while (dirent* e = ::readdir(d)) {
-          std::string name = e->d_name;
-          if (name != "." && name != "..") removeAll(path + "/" + name);
-        }
-        ::closedir(d);
-      }
-      ::rmdir(path.c_str());
-    } else {
-      ::unlink(path.c_str());
-    }
-  }
-
- private:
-  std::string path_;
-};
 
 // Polls `pred` every 10 ms until it holds or `timeout_ms` passes.
 inline bool waitFor(const std::function<bool()>& pred, int timeout_ms = 10'000) {

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 
 #include "codec/job_codec.h"
 #include "codec/queue_codec.h"
+#include "common/temp_dir_test_util.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -28,15 +28,14 @@ namespace {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ty_sqlite_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(dir_.path().empty());
     path_ = (dir_ / "store.db").string();
   }
+  // A test may leave the directory read-only; give it back so that TempDir
+  // can remove what is inside.
   void TearDown() override {
     std::error_code ec;
-    std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, ec);
-    std::filesystem::remove_all(dir_, ec);
+    std::filesystem::permissions(dir_.fsPath(), std::filesystem::perms::owner_all, ec);
   }
 
   std::unique_ptr<Store> open() {
@@ -70,7 +69,7 @@ class SqliteStoreTest : public ::testing::Test {
     return job;
   }
 
-  std::filesystem::path dir_;
+  ::ty::testing::TempDir dir_{"ty_sqlite_"};
   std::string path_;
 };
 
@@ -431,7 +430,7 @@ TEST_F(SqliteStoreTest, MissingFolderIsAClearError) {
 TEST_F(SqliteStoreTest, UnwritableFolderIsAClearError) {
   if (geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
   std::filesystem::permissions(
-      dir_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+      dir_.fsPath(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   Result<std::unique_ptr<Store>> store = openSqliteStore(path_);
   ASSERT_FALSE(store.isOk());
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable) << store.status().toString();
