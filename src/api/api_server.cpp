@@ -6,17 +6,13 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <set>
-#include <thread>
+#include <optional>
 
 #include "api/http_status.h"
 #include "api/identity_routes.h"
 #include "api/request_util.h"
 #include "api/training_metric_routes.h"
 #include "auth/tokens.h"
-#include "codec/queue_codec.h"
-#include "common/units.h"
-#include "exec/log_files.h"
 #include "metrics/exposition.h"
 
 namespace ty {
@@ -27,6 +23,27 @@ Json waitingToJson(const WaitInfo& w) {
           {"position", w.position},
           {"message", w.message},
           {"estimated_start", w.eta ? Json(w.eta) : Json(nullptr)}};
+}
+
+// The projects a job listing or count covers: `project` when given (Ok only
+// when the caller may read its jobs; NotFound for one it cannot see), else
+// every project the caller may read jobs of, into `within` (left unset for
+// a global admin's unscoped token, which reads them all).
+Status readableProjects(Caller& caller, const std::string& project,
+                        std::optional<std::vector<std::string>>& within) {
+  if (!project.empty()) return caller.allow(auth::Permission::kReadJobs, {project, ""}, "project");
+  const auth::Principal& p = caller.principal;
+  caller.checked = true;
+  if (p.is_admin && !p.token_project) return Status::ok();
+  std::vector<std::string> visible;
+  for (const auto& [name, role] : p.projects) {
+    if (auth::authorize(p, auth::Permission::kReadJobs, {name, ""}) == auth::Decision::kAllow) {
+      visible.push_back(name);
+    }
+  }
+  if (p.is_admin && p.token_project) visible = {*p.token_project};
+  within = std::move(visible);
+  return Status::ok();
 }
 
 }  // namespace
@@ -87,6 +104,9 @@ void ApiServer::setUpHttp() {
   http_->set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // A browser following a link into the web UI gets the app, which
+        // shows its own not-found page; API clients get the JSON below.
+        if (web_ui_.answerNotFound(req, res)) return httplib::Server::HandlerResponse::Handled;
         if (res.status == 404) {
           writeError(res, Status::notFound("no route for " + req.method + " " + req.path +
                                            "; see GET /api/v1/openapi.json"));
@@ -178,11 +198,24 @@ void ApiServer::addRoutes() {
          {"project", "query", "string", "only this project"},
          {"user", "query", "string", "only this user's jobs"},
          {"limit", "query", "integer", "page size, 1-1000 (default 100)"},
-         {"before", "query", "integer", "page cursor: next_before of the previous page"}},
+         {"before", "query", "integer", "page cursor: next_before of the previous page"},
+         {"queue", "query", "string",
+          "only jobs of this queue: those naming it, and those of projects whose queue it is"}},
         "",
         {200, 400, 401, 404}},
        Access::resource(P::kReadJobs),
        [this](const R& q, W& s, C& c) { getJobs(q, s, c); }},
+      {{"GET",
+        "/api/v1/jobs/counts",
+        "Jobs by state, of the projects the caller may read: every pending and running job, "
+        "and the jobs that finished since a time",
+        {{"since", "query", "integer",
+          "count finished jobs from this time on (ms since epoch; default 24 hours ago)"},
+         {"project", "query", "string", "only this project"}},
+        "",
+        {200, 400, 401, 404}},
+       Access::resource(P::kReadJobs),
+       [this](const R& q, W& s, C& c) { getJobCounts(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}",
         "A job: spec, state, current attempt, why it waits",
@@ -217,12 +250,17 @@ void ApiServer::addRoutes() {
        [this](const R& q, W& s, C& c) { getAttempts(q, s, c); }},
       {{"GET",
         "/api/v1/jobs/{id}/logs",
-        "stdout and stderr of one replica; follow streams until the job ends",
+        "stdout and stderr of one replica; follow streams until the job ends; with cursor, "
+        "the bytes since the cursor (at most 1 MiB) and the next cursor in X-Log-Cursor, the "
+        "attempt in X-Log-Attempt, and X-Log-Done: true once the job ended and all was read",
         {id,
          {"follow", "query", "boolean", "stream new lines until the job ends"},
          {"tail", "query", "integer", "only the last N lines"},
          {"replica", "query", "integer", "replica index (default 0)"},
-         {"attempt", "query", "integer", "attempt number (default: the latest)"}},
+         {"attempt", "query", "integer", "attempt number (default: the latest)"},
+         {"cursor", "query", "string",
+          "read on from here: X-Log-Cursor of the previous answer, or \"start\" (with tail: "
+          "the last N lines first)"}},
         "",
         {200, 400, 401, 404},
         "text/plain"},
@@ -270,6 +308,7 @@ void ApiServer::addRoutes() {
     routes_.push_back(std::move(r));
   }
   for (Route& r : trainingMetricRoutes({&store_, &clock_})) routes_.push_back(std::move(r));
+  for (Route& r : web_ui_.routes()) routes_.push_back(std::move(r));
   for (size_t i = 0; i < routes_.size(); ++i) {
     std::string pattern = routeRegex(routes_[i].doc.path);
     // routes_ is not resized after this, so the reference stays valid.
@@ -401,24 +440,17 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res, Cal
   }
   q.project = req.get_param_value("project");
   q.user = req.get_param_value("user");
-  if (!q.project.empty()) {
-    Status allowed = caller.allow(auth::Permission::kReadJobs, {q.project, ""}, "project");
-    if (!allowed.isOk()) return writeError(res, allowed);
-  } else {
-    // Only the projects the caller may read; a global admin's unscoped
-    // token reads them all.
-    const auth::Principal& p = caller.principal;
-    caller.checked = true;
-    if (!p.is_admin || p.token_project) {
-      std::vector<std::string> visible;
-      for (const auto& [project, role] : p.projects) {
-        if (auth::authorize(p, auth::Permission::kReadJobs, {project, ""}) ==
-            auth::Decision::kAllow) {
-          visible.push_back(project);
-        }
-      }
-      if (p.is_admin && p.token_project) visible = {*p.token_project};
-      q.within_projects = std::move(visible);
+  if (Status allowed = readableProjects(caller, q.project, q.within_projects); !allowed.isOk()) {
+    return writeError(res, allowed);
+  }
+  if (req.has_param("queue")) {
+    // A queue that does not exist holds no jobs: an empty list, as for a
+    // user who has none.
+    std::vector<QueueConfig> queues = control_.queueConfigs();
+    const std::string name = req.get_param_value("queue");
+    // Without queues every job is in the one queue "default".
+    if (!queues.empty() || name != "default") {
+      q.queue = JobQuery::QueueFilter{name, std::move(queues)};
     }
   }
   auto limit = queryInt(req, "limit", 100, 1, 1000);
@@ -446,6 +478,29 @@ void ApiServer::getJobs(const httplib::Request& req, httplib::Response& res, Cal
   Json out = {{"jobs", jobs}};
   out["next_before"] = page->next_before ? Json(page->next_before) : Json(nullptr);
   writeJson(res, 200, out);
+}
+
+void ApiServer::getJobCounts(const httplib::Request& req, httplib::Response& res, Caller& caller) {
+  constexpr DurationMs kDay = 24LL * 3600 * 1000;
+  auto since = queryInt(req, "since", std::max<Timestamp>(0, clock_.now() - kDay), 0, INT64_MAX);
+  if (!since.isOk()) return writeError(res, since.status());
+  JobCountQuery q;
+  q.finished_since = *since;
+  q.project = req.get_param_value("project");
+  if (Status allowed = readableProjects(caller, q.project, q.within_projects); !allowed.isOk()) {
+    return writeError(res, allowed);
+  }
+  auto counts = store_.countJobs(q);
+  if (!counts.isOk()) return writeError(res, counts.status());
+  // Every state is present, so that a client needs no default.
+  Json by_state = Json::object();
+  for (JobState s :
+       {JobState::kPending, JobState::kScheduled, JobState::kRunning, JobState::kSucceeded,
+        JobState::kFailed, JobState::kCancelled, JobState::kPreempted}) {
+    auto it = counts->find(s);
+    by_state[jobStateName(s)] = it == counts->end() ? 0 : it->second;
+  }
+  writeJson(res, 200, {{"since", *since}, {"by_state", by_state}});
 }
 
 void ApiServer::getJob(const httplib::Request& req, httplib::Response& res, Caller& caller) {
@@ -503,221 +558,6 @@ void ApiServer::getAttempts(const httplib::Request& req, httplib::Response& res,
   writeJson(res, 200, {{"attempts", arr}});
 }
 
-void ApiServer::getNodes(const httplib::Request&, httplib::Response& res, Caller& caller) {
-  // A GPU held by a job of a project the caller cannot read shows as used,
-  // without the job.
-  std::map<std::int64_t, bool> readable;
-  auto visible = [&](JobId id) {
-    auto [it, fresh] = readable.try_emplace(id.value(), false);
-    if (fresh) {
-      auto job = store_.getJob(id);
-      it->second =
-          job.isOk() && auth::authorize(caller.principal, auth::Permission::kReadJobs,
-                                        {job->spec.project, job->user}) == auth::Decision::kAllow;
-    }
-    return it->second;
-  };
-  Json nodes = Json::array();
-  for (const auto& n : control_.nodes()) {
-    Json gpus = Json::array();
-    for (const auto& g : n.gpus) {
-      Json j = gpuToJson(g.gpu);
-      Json jobs = Json::array();
-      for (JobId h : g.holders) {
-        if (visible(h)) jobs.push_back(h.value());
-      }
-      j["job"] = jobs.empty() ? Json(nullptr) : jobs[0];
-      j["jobs"] = jobs;
-      j["used"] = Quantity::fromMilli(g.used_milli).toString();
-      if (!g.gpu.healthy) j["unhealthy_reason"] = g.unhealthy_reason;
-      gpus.push_back(j);
-    }
-    nodes.push_back({{"name", n.info.name},
-                     {"labels", n.info.labels},
-                     {"cpus", n.info.cpus.toString()},
-                     {"memory_bytes", n.info.memory_bytes},
-                     {"used_cpus", n.used_cpus.toString()},
-                     {"used_memory_bytes", n.used_memory},
-                     {"gpus", gpus}});
-  }
-  writeJson(res, 200, {{"nodes", nodes}});
-}
-
-namespace {
-
-// An amount of a queue resource as text: GPUs and CPUs as numbers, memory
-// with a unit, no limit as null.
-Json resourceAmount(const std::string& resource, std::int64_t amount) {
-  if (amount < 0) return nullptr;
-  if (resource == "memory") return formatMemory(amount);
-  return Quantity::fromMilli(amount).toString();
-}
-
-}  // namespace
-
-void ApiServer::getQueues(const httplib::Request&, httplib::Response& res, Caller&) {
-  Json queues = Json::array();
-  for (const auto& q : control_.queues()) {
-    Json resources = Json::array();
-    for (const auto& r : q.resources) {
-      resources.push_back({{"name", r.name},
-                           {"nominal", resourceAmount(r.name, r.nominal)},
-                           {"borrowing_limit", resourceAmount(r.name, r.borrowing_limit)},
-                           {"lending_limit", resourceAmount(r.name, r.lending_limit)},
-                           {"used", resourceAmount(r.name, r.used)}});
-    }
-    queues.push_back({{"name", q.name},
-                      {"cohort", q.cohort},
-                      {"weight", q.weight},
-                      {"projects", q.projects},
-                      {"resources", resources},
-                      {"usage_gpu_hours", q.usage_gpu_hours},
-                      {"pending", q.pending},
-                      {"running", q.running}});
-  }
-  writeJson(res, 200, {{"queues", queues}});
-}
-
-void ApiServer::putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller) {
-  const std::string name = pathParam(req, 1);
-  std::string type = req.get_header_value("Content-Type");
-  bool yaml = type.find("yaml") != std::string::npos;
-  if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
-    return writeError(res, Status::invalidArgument("Content-Type must be application/json or "
-                                                   "application/yaml (got " +
-                                                   type + ")"));
-  }
-  auto body = parseBody(req.body, yaml);
-  if (!body.isOk()) return writeError(res, body.status());
-  // The path names the queue; a body that names one must name the same, so
-  // a file written for one queue is not stored under another by mistake.
-  QueueConfig queue;
-  queue.name = name;
-  if (Status st = readQueue(*body, "", queue, "queue"); !st.isOk()) return writeError(res, st);
-  if (queue.name != name) {
-    return writeError(
-        res, Status::invalidArgument("is \"" + queue.name + "\" but the path names queue \"" +
-                                         name + "\"; leave it out or make them match",
-                                     "name"));
-  }
-  auto change = control_.putQueue(std::move(queue));
-  if (!change.isOk()) return writeError(res, change.status());
-  caller.audit_detail = std::string(change->created ? "created" : "set") + " queue " +
-                        change->queue.name + ": " + describeQuotas(change->queue);
-  Json out = queueToJson(change->queue);
-  if (!change->note.empty()) out["note"] = change->note;
-  writeJson(res, 200, out);
-}
-
-void ApiServer::deleteQueue(const httplib::Request& req, httplib::Response& res, Caller& caller) {
-  const std::string name = pathParam(req, 1);
-  if (Status st = control_.deleteQueue(name); !st.isOk()) return writeError(res, st);
-  caller.audit_detail = "deleted queue " + name;
-  writeNoContent(res);
-}
-
-void ApiServer::getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller) {
-  auto job = visibleJob(req, caller, auth::Permission::kReadLogs);
-  if (!job.isOk()) return writeError(res, job.status());
-  const JobId id = job->id;
-  auto follow = queryBool(req, "follow");
-  if (!follow.isOk()) return writeError(res, follow.status());
-  auto replica = queryInt(req, "replica", 0, 0, job->spec.replicas - 1);
-  if (!replica.isOk()) return writeError(res, replica.status());
-  auto tail = queryInt(req, "tail", -1, 0, 1'000'000);
-  if (!tail.isOk()) return writeError(res, tail.status());
-  bool pinned = req.has_param("attempt");
-  auto attempt = queryInt(req, "attempt", job->attempts, 1, std::max(1, job->attempts));
-  if (!attempt.isOk()) {
-    return writeError(res, Status::notFound("job " + std::to_string(id.value()) + " has " +
-                                            std::to_string(job->attempts) + " attempts"));
-  }
-  const int r = static_cast<int>(*replica);
-  auto initial = [this, r](const AttemptKey& key, std::int64_t tail_lines) -> std::string {
-    if (key.number == 0) return "";
-    auto text =
-        tailLog(layout_, key, r, tail_lines < 0 ? SIZE_MAX : static_cast<size_t>(tail_lines),
-                tail_lines < 0 ? (64u << 20) : (4u << 20));
-    return text.isOk() ? *text : "";
-  };
-  AttemptKey key{id, static_cast<int>(*attempt)};
-  if (!*follow) {
-    res.status = 200;
-    res.set_content(initial(key, *tail), "text/plain; charset=utf-8");
-    return;
-  }
-  const int max_follows = std::max(1, options_.worker_threads - 8);
-  if (follows_->fetch_add(1) >= max_follows) {
-    follows_->fetch_sub(1);
-    return writeError(
-        res, Status::unavailable("too many log streams are open (" + std::to_string(max_follows) +
-                                 "); try again later, or read without follow"));
-  }
-  // Follow: send what exists, then new bytes as they come, until the job
-  // ends and its log is drained. Without a pinned attempt, later attempts
-  // (retries) are followed too.
-  auto cursor = std::make_shared<LogCursor>();
-  auto state = std::make_shared<AttemptKey>(key);
-  auto started = std::make_shared<bool>(false);
-  std::int64_t tail_lines = *tail;
-  int poll_ms = options_.log_poll_ms;
-  res.set_header("Cache-Control", "no-cache");
-  res.set_header("X-Accel-Buffering", "no");
-  res.set_chunked_content_provider(
-      "text/plain; charset=utf-8",
-      [this, cursor, state, started, tail_lines, poll_ms, pinned, r, initial](
-          size_t, httplib::DataSink& sink) {
-        if (!*started) {
-          *started = true;
-          if (state->number > 0) {
-            auto end = logEndCursor(layout_, *state, r);
-            if (end.isOk()) *cursor = *end;
-            std::string first = initial(*state, tail_lines);
-            if (!first.empty() && !sink.write(first.data(), first.size())) return false;
-          }
-        }
-        // On shutdown the stream is cut (not ended): the client must not take
-        // it for the end of the log.
-        while (sink.is_writable() && !stopping_) {
-          if (state->number > 0) {
-            auto chunk = readLogFrom(layout_, *state, r, *cursor);
-            if (chunk.isOk() && !chunk->data.empty()) {
-              *cursor = chunk->next;
-              return sink.write(chunk->data.data(), chunk->data.size());
-            }
-          }
-          auto job = store_.getJob(state->job);
-          if (!job.isOk()) {
-            sink.done();
-            return true;
-          }
-          bool newer = !pinned && job->attempts > state->number;
-          bool attempt_over = job->attempts > state->number || isTerminal(job->state) ||
-                              job->state == JobState::kPending;
-          if (attempt_over && state->number > 0) {
-            // Drain what the attempt wrote before it ended.
-            auto last = readLogFrom(layout_, *state, r, *cursor);
-            if (last.isOk() && !last->data.empty()) {
-              *cursor = last->next;
-              return sink.write(last->data.data(), last->data.size());
-            }
-          }
-          if (newer) {
-            *state = AttemptKey{state->job, job->attempts};
-            *cursor = LogCursor{};
-            continue;
-          }
-          if (isTerminal(job->state) || (pinned && attempt_over)) {
-            sink.done();
-            return true;
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
-        }
-        return false;
-      },
-      [follows = follows_](bool) { follows->fetch_sub(1); });
-}
-
 void ApiServer::getMetrics(const httplib::Request& req, httplib::Response& res, Caller&) {
   if (!options_.metrics_token.empty()) {
     auto bearer = auth::parseBearer(req.get_header_value("Authorization"));
@@ -759,25 +599,12 @@ Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
   if (!active.isOk()) return active.status();
   const Timestamp now = clock_.now();
 
-  // A job that names no queue is in its project's queue.
-  std::map<std::string, std::string> queue_of_project;
-  for (const QueueView& q : queues) {
-    for (const std::string& p : q.projects) queue_of_project.emplace(p, q.name);
-  }
-  std::map<std::string, Timestamp> oldest_pending;
+  const std::map<std::string, Timestamp> oldest_pending =
+      oldestPendingByQueue(control_.queueConfigs(), *active);
   std::map<std::int64_t, const Job*> by_id;
   for (const Job& j : *active) {
     ++out.jobs[{jobStateName(j.state), j.spec.project}];
     by_id.emplace(j.id.value(), &j);
-    if (j.state != JobState::kPending) continue;
-    std::string queue = j.spec.queue;
-    if (queue.empty()) {
-      auto it = queue_of_project.find(j.spec.project);
-      if (it == queue_of_project.end()) continue;
-      queue = it->second;
-    }
-    auto [it, fresh] = oldest_pending.try_emplace(queue, j.created_at);
-    if (!fresh) it->second = std::min(it->second, j.created_at);
   }
 
   for (const QueueView& q : queues) {

@@ -1,7 +1,8 @@
 // ApiServer: the HTTP front of `trainyard server`: the REST API under
-// /api/v1, health probes, the OpenAPI document and the control-plane
-// metrics (GET /metrics, Prometheus text format). Reads go to the Store,
-// changes go through the ControlPlane, logs are read from the run files.
+// /api/v1, health probes, the OpenAPI document, the control-plane metrics
+// (GET /metrics, Prometheus text format) and the web UI (web_ui.h). Reads go
+// to the Store, changes go through the ControlPlane, logs are read from the
+// run files.
 // Owns its httplib server and threads; borrows everything else.
 // Thread-safe: handlers run on the server's worker threads.
 #pragma once
@@ -18,6 +19,7 @@
 #include "api/control_plane.h"
 #include "api/gateway.h"
 #include "api/routes.h"
+#include "api/web_ui.h"
 #include "common/clock.h"
 #include "exec/run_layout.h"
 #include "metrics/control_plane_metrics.h"
@@ -47,8 +49,16 @@ struct ApiOptions {
   // the control plane's (the server's GPU monitor); unset: none. Called on
   // the request's thread.
   std::function<std::string()> extra_metrics;
+  // Live state of the GPUs (utilisation, its recent history, idle and
+  // ghost diagnoses) for GET /api/v1/nodes, from the server's GPU monitor;
+  // unset, or a GPU missing from the answer: those fields are null or
+  // empty. Called on the request's thread.
+  std::function<GpuLiveState()> gpu_live;
   // trainyard_build_info's version label; the same as `trainyard --version`.
   std::string version = "0.1.0";
+  // The web UI's build (index.html and assets/, as `vite build` writes
+  // web/dist); empty: none, and its pages say how to build one.
+  std::string web_root;
 };
 
 class ApiServer {
@@ -77,12 +87,16 @@ class ApiServer {
   void addRoutes();
   void setUpHttp();
   void getJobs(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  void getJobCounts(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void postJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void cancelJob(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getEvents(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getAttempts(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getLogs(const httplib::Request& req, httplib::Response& res, Caller& caller);
+  // GET .../logs?cursor=: the bytes since a cursor, without holding a worker.
+  void getLogsSince(const httplib::Request& req, httplib::Response& res, const Job& job,
+                    int replica, bool pinned, int attempt, std::int64_t tail);
   void getNodes(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getQueues(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
@@ -107,6 +121,7 @@ class ApiServer {
   TrainingMetrics training_metrics_{registry_};
   std::mutex scrape_mu_;  // one scrape at a time, so each serves a whole update
   Gateway gateway_;
+  WebUi web_ui_{options_.web_root};  // its routes borrow it
   std::vector<Route> routes_;
   Status setup_;  // why the server cannot start; Ok normally
   std::unique_ptr<httplib::Server> http_;

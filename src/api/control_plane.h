@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -35,6 +36,25 @@ struct GpuHealthView {
   Timestamp since = 0;  // when it last changed; 0: as discovered at start
 };
 
+// What the GPU monitor sees of one GPU now, for the nodes route. Unset
+// readings are unknown (no NVML, or the read failed).
+struct GpuLiveView {
+  std::optional<double> util_percent;  // SM utilisation of the latest sample, 0-100
+  std::optional<std::int64_t> memory_used_bytes;
+  // Recent utilisation samples (time, percent), oldest first; at most
+  // kGpuHistorySamples.
+  std::vector<std::pair<Timestamp, double>> history;
+  // When the jobs holding it started an idle spell (the idle-allocation
+  // diagnosis, core/gpu_diagnosis.h); 0: not idle, or not held.
+  Timestamp idle_since = 0;
+  // Processes on it that no running job owns, seen two rounds in a row.
+  std::vector<std::int64_t> ghost_pids;
+};
+inline constexpr std::size_t kGpuHistorySamples = 120;
+// Live GPU state by (node, GPU index).
+using GpuLiveKey = std::pair<std::string, int>;
+using GpuLiveState = std::map<GpuLiveKey, GpuLiveView>;
+
 struct NodeView {
   NodeInfo info;
   std::vector<GpuView> gpus;
@@ -60,6 +80,11 @@ struct QueueView {
     std::int64_t borrowing_limit = -1;
     std::int64_t lending_limit = -1;
     std::int64_t used = 0;
+    // Above nominal, taken from the cohort (QuotaLedger::borrowed).
+    std::int64_t borrowed = 0;
+    // Of this queue's unused nominal, what other queues of its cohort use
+    // now (QuotaLedger::lent).
+    std::int64_t lent = 0;
   };
   std::string name;
   std::string cohort;
@@ -98,6 +123,9 @@ class ControlPlane {
   virtual std::vector<NodeView> nodes() const = 0;
   virtual std::optional<WaitInfo> waitInfo(JobId id) const = 0;
   virtual std::vector<QueueView> queues() const = 0;
+  // The queues in force, as configured, in their order (which decides a
+  // project's queue: jobQueue in core/queue.h).
+  virtual std::vector<QueueConfig> queueConfigs() const = 0;
   // Creates the queue named `queue.name`, or replaces its whole config
   // (queues and quotas are changed only by global admins; the API checks
   // that). Validated first (InvalidArgument naming the field), stored

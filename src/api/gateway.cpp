@@ -196,12 +196,15 @@ Status Gateway::authenticate(const Route& route, const httplib::Request& req, Ca
   if (!found.isOk()) return found.status();
   if (!*found) return refused;
   caller.token = **found;
+  // Known only here, where the secret is: whoami gives it back so that a
+  // reloaded page, which still has the cookie, can send changes again.
+  if (caller.via == Caller::Via::kSession) caller.csrf = csrfToken(secret);
   if (caller.via == Caller::Via::kSession && mutating(req.method)) {
     // A cookie rides along with any request the browser makes, including
     // ones another site triggers; the CSRF token proves the page that sent
     // it could read the login answer.
     std::string csrf = req.get_header_value(kCsrfHeader);
-    if (csrf.empty() || !auth::hashesEqual(csrf, csrfToken(secret))) {
+    if (csrf.empty() || !auth::hashesEqual(csrf, caller.csrf)) {
       return Status::permissionDenied(std::string("missing or wrong ") + kCsrfHeader +
                                       " header: send the csrf_token the login answered with");
     }

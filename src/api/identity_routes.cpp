@@ -104,9 +104,14 @@ Status whoami(const IdentityContext&, const Req&, Res& res, Caller& caller) {
                      {"token_name", caller.token.name},
                      {"project", p.token_project ? Json(*p.token_project) : Json(nullptr)},
                      {"expires_at", caller.token.expires_at}};
-  writeJson(
-      res, 200,
-      {{"user", p.user}, {"admin", p.is_admin}, {"projects", projects}, {"auth", credential}});
+  Json out = {
+      {"user", p.user}, {"admin", p.is_admin}, {"projects", projects}, {"auth", credential}};
+  // A page reloaded in the browser still has the session cookie but no
+  // longer the CSRF token of its login answer. Giving it back here does not
+  // weaken the check: only a page that can read this answer gets it, and the
+  // API allows no cross-origin reads (no CORS), so that is a same-origin one.
+  if (caller.via == Caller::Via::kSession && !caller.csrf.empty()) out["csrf_token"] = caller.csrf;
+  writeJson(res, 200, out);
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "api/gateway.h"
 #include "api/http_status.h"
 #include "auth/tokens.h"
 #include "store/memory/memory_store.h"
@@ -216,6 +217,33 @@ TEST_F(IdentityRoutesTest, WhoamiShowsRolesAndCredential) {
   r = call(principal("root"), "GET", "/api/v1/whoami");
   EXPECT_EQ(r.body["admin"], true);
   EXPECT_TRUE(r.body["auth"]["project"].is_null());
+}
+
+TEST_F(IdentityRoutesTest, WhoamiGivesTheCsrfTokenOnlyToASession) {
+  const Route* whoami = nullptr;
+  for (const Route& r : routes_) {
+    if (r.doc.method == "GET" && r.doc.path == "/api/v1/whoami") whoami = &r;
+  }
+  ASSERT_NE(whoami, nullptr);
+  auto answer = [&](Caller::Via via, const std::string& csrf) {
+    Caller caller;
+    caller.principal = principal("bob");
+    caller.via = via;
+    caller.csrf = csrf;
+    caller.token.id = 7;
+    caller.token.name = "web session";
+    httplib::Response res;
+    whoami->handler(httplib::Request(), res, caller);
+    EXPECT_EQ(res.status, 200) << res.body;
+    return Json::parse(res.body);
+  };
+  // The gateway sets Caller::csrf from the session's secret.
+  Json session = answer(Caller::Via::kSession, Gateway::csrfToken("secret"));
+  EXPECT_EQ(session["auth"]["kind"], "session");
+  EXPECT_EQ(session["csrf_token"], Gateway::csrfToken("secret"));
+  EXPECT_FALSE(answer(Caller::Via::kToken, "").contains("csrf_token"));
+  // Never for a caller that is not a session, whatever it carries.
+  EXPECT_FALSE(answer(Caller::Via::kToken, "stray").contains("csrf_token"));
 }
 
 TEST_F(IdentityRoutesTest, AdminCreatesAndListsUsers) {

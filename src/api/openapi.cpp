@@ -53,6 +53,7 @@ Json openApiDocument(const std::vector<Route>& routes) {
   Json paths = Json::object();
   for (const auto& route : routes) {
     const RouteDoc& r = route.doc;
+    if (!r.in_openapi) continue;
     Json op;
     op["summary"] = r.summary;
     op["operationId"] = r.method + " " + r.path;

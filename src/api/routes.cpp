@@ -39,7 +39,15 @@ std::string routeRegex(const std::string& path) {
     } else {
       // Names never contain '/', so a parameter cannot swallow a segment;
       // the handlers check the full name rules.
-      out += path.compare(i, close - i + 1, "{id}") == 0 ? R"((\d+))" : R"(([a-z0-9._-]+))";
+      std::string_view param(path.data() + i, close - i + 1);
+      if (param == "{id}") {
+        out += R"((\d+))";
+      } else if (param == "{file}") {
+        // No leading dot: neither "." nor ".." nor a hidden file can match.
+        out += R"(([A-Za-z0-9_-][A-Za-z0-9._-]*))";
+      } else {
+        out += R"(([a-z0-9._-]+))";
+      }
       i = close;
     }
   }

@@ -34,6 +34,10 @@ struct RouteDoc {
   std::string request_body;  // description of the body; empty: none
   std::vector<int> responses;
   std::string content_type = "application/json";  // of the 2xx response
+  // False for routes that are not part of the API (the web UI's pages and
+  // files): they are served and access-checked like any route but left out
+  // of the OpenAPI document.
+  bool in_openapi = true;
 };
 
 // What a route needs from its caller. Every route declares one; a route left
@@ -70,6 +74,9 @@ struct Caller {
   // that it is the running attempt of the job at the path's {id}).
   std::optional<AttemptKey> job_attempt;
   ApiToken token;  // the token or session the request came with (id 0: none)
+  // With Via::kSession: the session's CSRF token (Gateway::csrfToken), so
+  // that GET /api/v1/whoami can give it back to a reloaded page.
+  std::string csrf;
   // What the handler did, for the audit log ("job 12", "user bob"); never a
   // secret.
   std::string audit_detail;
@@ -95,8 +102,10 @@ struct Route {
 // InvalidArgument naming the first bad route otherwise.
 Status validateRoutes(const std::vector<Route>& routes);
 
-// "/api/v1/jobs/{id}" -> "/api/v1/jobs/(\d+)": `{id}` is a numeric id, any
-// other parameter a name of [a-z0-9._-] ("/api/v1/projects/{p}").
+// "/api/v1/jobs/{id}" -> "/api/v1/jobs/(\d+)": `{id}` is a numeric id,
+// `{file}` a file name of [A-Za-z0-9._-] that does not start with a dot (the
+// web UI's hashed asset names are base64url), any other parameter a name of
+// [a-z0-9._-] ("/api/v1/projects/{p}").
 std::string routeRegex(const std::string& path);
 // The OpenAPI 3.0 document of `routes`, with the permission each needs.
 Json openApiDocument(const std::vector<Route>& routes);

@@ -310,12 +310,14 @@ DiagnosisOutput diagnoseGpus(const DiagnosisInput& input, const DiagnosisConfig&
     std::string ghost;
     int ghosts = 0;
     if (gpu.processes) {
+      std::vector<std::int64_t>& ghost_pids = out.ghost_pids[gpu.index];
       for (const GpuProcessObservation& p : *gpu.processes) {
         auto owner = input.pid_owners.find(p.pid);
         if (owner != input.pid_owners.end() && owner->second.running) continue;
         candidates.insert(p.pid);
         if (state.ghost_candidates.count(p.pid) == 0) continue;  // one more round to exit
         ++ghosts;
+        ghost_pids.push_back(p.pid);
         if (ghost.empty()) {
           ghost = "ghost process " + std::to_string(p.pid) + " holds " +
                   memoryText(p.used_memory_bytes);

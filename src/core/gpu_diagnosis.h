@@ -168,6 +168,10 @@ struct DiagnosisOutput {
   // GPU.
   std::vector<JobIdleValue> idle_seconds;
   std::map<int, int> ghost_processes;
+  // The pids behind ghost_processes, in the GPU's process-list order, for
+  // each GPU whose process list was read this round (an unread list has no
+  // entry: its ghosts are not known).
+  std::map<int, std::vector<std::int64_t>> ghost_pids;
   std::map<int, std::string> unhealthy;
 };
 

@@ -202,6 +202,78 @@ bool QuotaLedger::withinNominal(int queue, const ResourceAmounts& demand) const 
   return covered;
 }
 
+std::int64_t QuotaLedger::borrowed(int queue, const std::string& resource) const {
+  if (queue < 0) return 0;
+  const auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  auto it = slots.find(resource);
+  if (it == slots.end()) return 0;
+  return std::max<std::int64_t>(0, it->second.usage - it->second.quota.nominal);
+}
+
+std::int64_t QuotaLedger::lent(int queue, const std::string& resource) const {
+  if (queue < 0) return 0;
+  const auto& slots = queues_[static_cast<size_t>(queue)].slots;
+  auto it = slots.find(resource);
+  if (it == slots.end()) return 0;
+  const Slot* self = &it->second;
+  // What a member leaves idle of the quota it may lend.
+  auto idle = [](const Slot& s) {
+    const std::int64_t lendable = s.quota.nominal - s.guaranteed;
+    return std::clamp<std::int64_t>(s.quota.nominal - s.usage, 0, lendable);
+  };
+  std::int64_t borrowed_total = 0;
+  std::int64_t idle_total = 0;
+  for (const Slot* m : self->pool->members) {
+    borrowed_total += std::max<std::int64_t>(0, m->usage - m->quota.nominal);
+    idle_total += idle(*m);
+  }
+  const std::int64_t own_idle = idle(*self);
+  if (own_idle == 0 || borrowed_total == 0) return 0;
+  const std::int64_t lent_total = std::min(borrowed_total, idle_total);
+  // Shares rounded down; the remainder (fewer units than lenders) goes one
+  // unit each to the first lenders, so the shares add up to lent_total.
+  // Products are of milli-amounts and bytes: kept in 128 bits.
+  auto share = [&](const Slot& m) {
+    return static_cast<std::int64_t>(static_cast<__int128>(lent_total) * idle(m) / idle_total);
+  };
+  std::int64_t remainder = lent_total;
+  for (const Slot* m : self->pool->members) remainder -= share(*m);
+  std::int64_t out = share(*self);
+  for (const Slot* m : self->pool->members) {
+    if (remainder == 0) break;
+    if (idle(*m) == 0 || share(*m) >= idle(*m)) continue;
+    if (m == self) return out + 1;
+    --remainder;
+  }
+  return out;
+}
+
+const QueueConfig* jobQueue(const std::vector<QueueConfig>& queues, const std::string& queue,
+                            const std::string& project) {
+  for (const auto& c : queues) {
+    if (c.name == queue) return &c;
+  }
+  if (project.empty()) return nullptr;
+  for (const auto& c : queues) {
+    if (c.project == project) return &c;
+  }
+  return nullptr;
+}
+
+std::map<std::string, Timestamp> oldestPendingByQueue(const std::vector<QueueConfig>& queues,
+                                                      const std::vector<Job>& jobs) {
+  std::map<std::string, Timestamp> out;
+  for (const Job& j : jobs) {
+    if (j.state != JobState::kPending) continue;
+    const QueueConfig* q = jobQueue(queues, j.spec.queue, j.spec.project);
+    const std::string& name = q ? q->name : j.spec.queue;
+    if (name.empty()) continue;
+    auto [it, fresh] = out.try_emplace(name, j.created_at);
+    if (!fresh) it->second = std::min(it->second, j.created_at);
+  }
+  return out;
+}
+
 std::string formatAmount(const std::string& resource, std::int64_t amount) {
   if (resource == "memory") return formatMemory(amount);
   return Quantity::fromMilli(amount).toString();

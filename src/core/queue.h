@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/job.h"
 
 namespace ty {
 
@@ -118,6 +119,18 @@ class QuotaLedger {
   // Whether usage + demand stays within nominal for every covered resource
   // the demand touches (a queue in that state may reclaim).
   bool withinNominal(int queue, const ResourceAmounts& demand) const;
+  // How much of `resource` the queue holds above its nominal now: what it
+  // borrows from its cohort. 0 when the queue has no quota for it.
+  std::int64_t borrowed(int queue, const std::string& resource) const;
+  // How much of the queue's unused nominal of `resource` other queues of its
+  // cohort use now. Borrowed quota is not tagged with its lender, so what
+  // the cohort borrows in all is split over the members that leave lendable
+  // quota idle (min(lendable, nominal - usage) each), in proportion to
+  // that idle quota; the units lost to rounding go to the first of them in
+  // queue order. The cohort's lent thus adds up to its borrowed (as long
+  // as usage stays within the pool, which admission ensures). 0 for a queue
+  // without a cohort or without quota for `resource`.
+  std::int64_t lent(int queue, const std::string& resource) const;
 
  private:
   struct Slot;
@@ -149,6 +162,20 @@ class QuotaLedger {
   std::vector<std::string> resources_;
   std::vector<std::string> model_keys_;
 };
+
+// The queue a job is charged to, the rule the scheduler uses: the queue its
+// spec names when one of `queues` has that name, else the first queue of
+// the job's project (in `queues` order); nullptr when neither exists (the
+// job is limited by no quota). Points into `queues`.
+const QueueConfig* jobQueue(const std::vector<QueueConfig>& queues, const std::string& queue,
+                            const std::string& project);
+
+// The creation time of the oldest pending job of each queue, by queue name.
+// A job belongs to the queue it is charged to (jobQueue); one in no
+// configured queue counts for the queue its spec names ("default" on a
+// server without queues).
+std::map<std::string, Timestamp> oldestPendingByQueue(const std::vector<QueueConfig>& queues,
+                                                      const std::vector<Job>& jobs);
 
 // "8" for GPUs and CPUs, "16Gi" for memory.
 std::string formatAmount(const std::string& resource, std::int64_t amount);

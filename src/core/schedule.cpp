@@ -24,15 +24,12 @@ std::unique_ptr<PlacementPolicy> builtinBestFit() {
   return std::move(p).value();
 }
 
-// Queue index in the ledger for a job: by name, else the project's first queue.
+// Queue index in the ledger for a job, by jobQueue()'s rule (queue.h),
+// which the API's queue filter shares.
 int resolveQueue(const QuotaLedger& ledger, const std::vector<QueueConfig>& queues,
                  const std::string& queue, const std::string& project) {
-  int q = ledger.find(queue);
-  if (q >= 0 || project.empty()) return q;
-  for (const auto& c : queues) {
-    if (c.project == project) return ledger.find(c.name);
-  }
-  return -1;
+  const QueueConfig* c = jobQueue(queues, queue, project);
+  return c ? ledger.find(c->name) : -1;
 }
 
 // Model keys ("A100" of "gpu:A100") that a GPU selector pins: every model

@@ -9,7 +9,10 @@
 // denied 403, hidden 404, no credentials 401. A route without a case below
 // fails the test, so a new route cannot ship untested.
 #include <httplib.h>
+#include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <thread>
@@ -52,6 +55,15 @@ class ApiAuthzTest : public ApiServerTest {
     o.gateway.rate_limit = {1'000'000, 1'000'000.0, 100};
     o.gateway.login_rate_limit = o.gateway.rate_limit;
     o.gateway.job_tokens = job_tokens_;
+    // A web UI build, so that its pages answer 200 like the other public
+    // routes.
+    std::string root = (std::filesystem::path(::testing::TempDir()) / "web_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(root.data()), nullptr);
+    web_root_ = root;
+    std::filesystem::create_directories(web_root_ / "assets");
+    std::ofstream(web_root_ / "index.html") << kIndex;
+    std::ofstream(web_root_ / "assets" / "app-AbC_1.js") << "console.log(1)";
+    o.web_root = web_root_.string();
     startApi(o);
 
     for (const char* p : {"default", "a", "b"}) ASSERT_TRUE(store_->createProject({p, 1}).isOk());
@@ -74,6 +86,11 @@ class ApiAuthzTest : public ApiServerTest {
     ASSERT_TRUE(store_->putMembership({"other", "b", "engineer"}).isOk());
     principals_.insert(principals_.begin(), "root");
     principals_.push_back("nobody");
+  }
+  void TearDown() override {
+    ApiServerTest::TearDown();
+    std::error_code ec;
+    std::filesystem::remove_all(web_root_, ec);
   }
   // A user with password "pw-<name>" and a token in tokens_.
   void addUser(const std::string& name, bool admin) {
@@ -107,6 +124,17 @@ class ApiAuthzTest : public ApiServerTest {
     if (key == "GET /healthz" || key == "GET /readyz" || key == "GET /api/v1/openapi.json" ||
         key == "GET /metrics") {
       return Call{route.doc.path, ""};
+    }
+    if (!route.doc.in_openapi) {
+      // The web UI's pages and files: the path with its parameters filled.
+      std::string path = route.doc.path;
+      for (auto [param, value] : {std::pair{"{id}", "7"}, std::pair{"{section}", "users"},
+                                  std::pair{"{file}", "app-AbC_1.js"}}) {
+        if (auto at = path.find(param); at != std::string::npos) {
+          path.replace(at, std::string_view(param).size(), value);
+        }
+      }
+      return Call{path, ""};
     }
     if (key == "POST /api/v1/login") {
       std::string t = c.principal.empty() ? "" : tokens_[c.principal];
@@ -193,7 +221,9 @@ class ApiAuthzTest : public ApiServerTest {
       return Call{route.doc.path,
                   Json{{"name", "t"}, {"project", p}, {"command", {"true"}}}.dump()};
     }
-    if (key == "GET /api/v1/jobs") return Call{route.doc.path + "?project=" + p, ""};
+    if (key == "GET /api/v1/jobs" || key == "GET /api/v1/jobs/counts") {
+      return Call{route.doc.path + "?project=" + p, ""};
+    }
     if (key == "GET /api/v1/jobs/{id}" || key == "GET /api/v1/jobs/{id}/events" ||
         key == "GET /api/v1/jobs/{id}/attempts" || key == "GET /api/v1/jobs/{id}/logs" ||
         key == "POST /api/v1/jobs/{id}/cancel" || key == "GET /api/v1/jobs/{id}/metrics" ||
@@ -235,6 +265,8 @@ class ApiAuthzTest : public ApiServerTest {
     return http.Post(call.path, h, call.body, "application/json");
   }
 
+  static constexpr const char* kIndex = "<!doctype html><title>trainyard</title>";
+  std::filesystem::path web_root_;
   std::shared_ptr<const auth::JobTokens> job_tokens_ =
       std::make_shared<const auth::JobTokens>(std::string(32, 'k'));
   std::map<std::string, std::string> tokens_;
@@ -423,6 +455,78 @@ TEST_F(ApiAuthzTest, PathThatIsNotUtf8GetsAnAnswerNotACrash) {
   EXPECT_EQ(res->status, 404);
   EXPECT_TRUE(Json::accept(res->body)) << res->body;
   EXPECT_EQ(http.Get("/healthz")->status, 200);
+}
+
+TEST_F(ApiAuthzTest, BrowserGetsTheWebUiForUnknownPathsAndApiClientsJson) {
+  httplib::Client http("127.0.0.1", port_);
+  httplib::Headers browser = {{"Accept", "text/html,application/xhtml+xml,*/*;q=0.8"}};
+  auto page = http.Get("/jobs/7", browser);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->body, kIndex);
+  EXPECT_EQ(page->get_header_value("X-Frame-Options"), "DENY");
+  auto unknown = http.Get("/no/such/page", browser);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(unknown->body, kIndex);
+  EXPECT_EQ(unknown->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  for (const auto& [path, headers] :
+       {std::pair{"/api/v1/nope", browser}, std::pair{"/no/such/page", httplib::Headers{}},
+        std::pair{"/assets/nope.js", browser}, std::pair{"/assets/%2e%2e", browser}}) {
+    auto res = http.Get(path, headers);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path;
+    EXPECT_TRUE(Json::accept(res->body)) << path << ": " << res->body;
+  }
+}
+
+TEST_F(ApiAuthzTest, WebUiRoutesAreNotInTheOpenApiDocument) {
+  httplib::Client http("127.0.0.1", port_);
+  auto res = http.Get("/api/v1/openapi.json");
+  ASSERT_TRUE(res);
+  Json paths = Json::parse(res->body)["paths"];
+  EXPECT_TRUE(paths.contains("/api/v1/jobs/{id}"));
+  EXPECT_TRUE(paths.contains("/healthz"));
+  for (const char* ui : {"/", "/jobs", "/jobs/{id}", "/admin/{section}", "/assets/{file}"}) {
+    EXPECT_FALSE(paths.contains(ui)) << ui;
+  }
+  for (const auto& [path, ops] : paths.items()) {
+    EXPECT_TRUE(path.starts_with("/api/") || path == "/healthz" || path == "/readyz" ||
+                path == "/metrics")
+        << path;
+  }
+}
+
+TEST_F(ApiAuthzTest, WhoamiGivesASessionItsCsrfTokenBack) {
+  httplib::Client http("127.0.0.1", port_);
+  auto login = http.Post("/api/v1/login", R"({"user":"viewer-a","password":"pw-viewer-a"})",
+                         "application/json");
+  ASSERT_TRUE(login);
+  ASSERT_EQ(login->status, 200) << login->body;
+  const std::string csrf = Json::parse(login->body)["csrf_token"];
+  std::string cookie = login->get_header_value("Set-Cookie");
+  cookie = cookie.substr(0, cookie.find(';'));
+  ASSERT_EQ(cookie.rfind("ty_session=", 0), 0u) << cookie;
+
+  // A reloaded page: the cookie only.
+  auto who = http.Get("/api/v1/whoami", {{"Cookie", cookie}});
+  ASSERT_TRUE(who);
+  ASSERT_EQ(who->status, 200) << who->body;
+  Json body = Json::parse(who->body);
+  EXPECT_EQ(body["auth"]["kind"], "session");
+  EXPECT_EQ(body["csrf_token"], csrf);
+  // ... which is enough to send changes again.
+  auto out = http.Post("/api/v1/logout", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}, "",
+                       "application/json");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 204) << out->body;
+  EXPECT_EQ(http.Get("/api/v1/whoami", {{"Cookie", cookie}})->status, 401);
+
+  // A token is not a session: no CSRF token to give.
+  auto bearer = http.Get("/api/v1/whoami", {{"Authorization", "Bearer " + tokens_["viewer-a"]}});
+  ASSERT_TRUE(bearer);
+  ASSERT_EQ(bearer->status, 200);
+  EXPECT_FALSE(Json::parse(bearer->body).contains("csrf_token")) << bearer->body;
 }
 
 TEST_F(ApiAuthzTest, RouteWithoutAccessDeclarationIsRefused) {

@@ -27,10 +27,11 @@ class ApiServerTest : public JobServiceTest {
   }
 
   // Starts the API with `o` (cheapest password hashing) and waits until it
-  // answers: a stop() before the server runs would be lost.
-  void startApi(ApiOptions o = {}) {
+  // answers: a stop() before the server runs would be lost. Run files (logs)
+  // are read under `layout`.
+  void startApi(ApiOptions o = {}, RunLayout layout = RunLayout("/nonexistent")) {
     o.gateway.password_params = auth::PasswordParams::minimal();
-    api_ = std::make_unique<ApiServer>(*store_, *service_, RunLayout("/nonexistent"), clock_, o);
+    api_ = std::make_unique<ApiServer>(*store_, *service_, std::move(layout), clock_, o);
     auto port = api_->bind("127.0.0.1", 0);
     ASSERT_TRUE(port.isOk()) << port.status().toString();
     port_ = *port;

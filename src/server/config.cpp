@@ -1,5 +1,6 @@
 #include "server/config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -216,10 +217,10 @@ Status readGpuMonitor(const Json& j, GpuMonitorSettings& g) {
   TY_RETURN_IF_ERROR(r.boolean("kill_ghosts", d.kill_ghosts));
   TY_RETURN_IF_ERROR(r.finish());
   if (d.input_bound_window < g.sample_interval) {
-    return Status::invalidArgument(
-        "must be at least sample_interval (" + formatDuration(g.sample_interval) +
-            "): the window averages several samples",
-        "gpu_monitor.input_bound_window");
+    return Status::invalidArgument("must be at least sample_interval (" +
+                                       formatDuration(g.sample_interval) +
+                                       "): the window averages several samples",
+                                   "gpu_monitor.input_bound_window");
   }
   return validateDiagnosisConfig(d);
 }
@@ -270,6 +271,7 @@ Status readConfig(const Json& j, ServerConfig& c) {
   TY_RETURN_IF_ERROR(r.string("tls_cert", c.tls_cert));
   TY_RETURN_IF_ERROR(r.string("tls_key", c.tls_key));
   TY_RETURN_IF_ERROR(r.string("bootstrap_token_file", c.bootstrap_token_file));
+  TY_RETURN_IF_ERROR(r.string("web_root", c.web_root));
   if (const Json* api = r.get("api")) TY_RETURN_IF_ERROR(readApi(*api, c.api));
   if (const Json* sched = r.get("scheduler"))
     TY_RETURN_IF_ERROR(readScheduler(*sched, c.scheduler));
@@ -290,6 +292,15 @@ Status loadConfigFile(const std::string& path, ServerConfig& c) {
   // The message alone would not name the key at fault: "ty.yaml: gpu_topology: ...".
   if (!st.isOk()) return st.withContext(st.field().empty() ? path : path + ": " + st.field());
   return Status::ok();
+}
+
+std::string defaultWebRoot() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  // Without /proc (it is always there on Linux): relative to the working
+  // directory, which is right when the server runs from the checkout.
+  std::filesystem::path dir = ec ? std::filesystem::current_path(ec) : exe.parent_path();
+  return (dir / ".." / "web" / "dist").lexically_normal().string();
 }
 
 Status parseListen(const std::string& listen, std::string& host, int& port) {

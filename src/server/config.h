@@ -76,6 +76,8 @@ struct ServerConfig {
   // A file whose first line is the bootstrap admin's API token; empty: one
   // is made at the first start and written to <data_dir>/admin.token.
   std::string bootstrap_token_file;
+  // The web UI's build (index.html and assets/); empty: defaultWebRoot().
+  std::string web_root;
   ApiSettings api;
   SchedulerSettings scheduler;
   GpuMonitorSettings gpu_monitor;
@@ -92,6 +94,12 @@ Status readConfig(const nlohmann::json& doc, ServerConfig& config);
 // Reads a YAML config file into `config`. Unknown keys are errors that name
 // the key; so are values of the wrong type.
 Status loadConfigFile(const std::string& path, ServerConfig& config);
+
+// Where the web UI's build is looked for without --web-root:
+// <directory of this binary>/../web/dist, as an absolute path. A binary
+// built in a checkout (build/trainyard, build-test/trainyard) so finds the
+// checkout's web/dist. Not the data directory: a build is not data.
+std::string defaultWebRoot();
 
 // Splits "HOST:PORT" ("127.0.0.1:8080", "[::1]:0"). InvalidArgument naming
 // --listen otherwise.

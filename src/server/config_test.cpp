@@ -23,6 +23,20 @@ TEST(ServerConfigTest, ReadsSettingsAndKeepsDefaultsForTheRest) {
   EXPECT_EQ(c.data_dir, "./var");
 }
 
+TEST(ServerConfigTest, WebRootIsReadAndDefaultsBesideTheBinary) {
+  ServerConfig c;
+  EXPECT_EQ(c.web_root, "");
+  ASSERT_TRUE(read("web_root: /srv/trainyard/web\n", c).isOk());
+  EXPECT_EQ(c.web_root, "/srv/trainyard/web");
+  EXPECT_EQ(read("web_root: [a]\n", c).field(), "web_root");
+  // The test binary sits in the build directory, like `trainyard`: the
+  // default is the checkout's web/dist.
+  std::string root = defaultWebRoot();
+  EXPECT_EQ(root.front(), '/') << root;
+  EXPECT_TRUE(root.ends_with("/web/dist")) << root;
+  EXPECT_EQ(root.find(".."), std::string::npos) << root;
+}
+
 TEST(ServerConfigTest, ReadsWebhooks) {
   ServerConfig c;
   EXPECT_EQ(c.webhooks.max_attempts, 8);

@@ -145,10 +145,22 @@ void GpuMonitor::round() {
   for (const GpuSample& s : sample.gpus) input.gpus.push_back(observe(s));
 
   DiagnosisOutput out = diagnoseGpus(input, options_.diagnosis, diagnosis_);
+  // A GPU is idle since its holders' idle spell began (the earliest, when
+  // shared).
+  std::map<int, Timestamp> idle_since;
+  for (const JobObservation& o : input.jobs) {
+    auto js = diagnosis_.jobs.find(o.job);
+    if (js == diagnosis_.jobs.end() || js->second.idle_since == 0) continue;
+    for (int g : o.gpus) {
+      auto [it, fresh] = idle_since.try_emplace(g, js->second.idle_since);
+      if (!fresh) it->second = std::min(it->second, js->second.idle_since);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     metrics_.update(sample, attribution);
     updateDiagnosisSeries(sample, out);
+    updateLive(now, sample, out, idle_since);
   }
 
   for (const Event& e : out.events) {
@@ -188,6 +200,44 @@ void GpuMonitor::updateDiagnosisSeries(const NodeSample& sample, const Diagnosis
   }
   idle_seconds_.sweep();
   ghost_processes_.sweep();
+}
+
+void GpuMonitor::updateLive(Timestamp now, const NodeSample& sample, const DiagnosisOutput& out,
+                            const std::map<int, Timestamp>& idle_since) {
+  // A GPU missing from this round (its count could not be read) keeps its
+  // history but has no current reading.
+  for (auto& [index, g] : live_) {
+    g.view.util_percent.reset();
+    g.view.memory_used_bytes.reset();
+    g.view.idle_since = 0;
+  }
+  for (const GpuSample& s : sample.gpus) {
+    LiveGpu& g = live_[s.index];
+    g.view.util_percent = s.gpu_util_percent;
+    g.view.memory_used_bytes = s.memory_used_bytes;
+    if (s.gpu_util_percent) {
+      g.ring.emplace_back(now, *s.gpu_util_percent);
+      if (g.ring.size() > kGpuHistorySamples) g.ring.pop_front();
+    }
+    auto idle = idle_since.find(s.index);
+    g.view.idle_since = idle == idle_since.end() ? 0 : idle->second;
+    // An unread process list keeps the last known ghosts, as the ghost
+    // count does.
+    if (auto ghosts = out.ghost_pids.find(s.index); ghosts != out.ghost_pids.end()) {
+      g.view.ghost_pids = ghosts->second;
+    }
+  }
+}
+
+GpuLiveState GpuMonitor::liveState() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  GpuLiveState out;
+  for (const auto& [index, g] : live_) {
+    GpuLiveView& v = out[{options_.node, index}];
+    v = g.view;
+    v.history.assign(g.ring.begin(), g.ring.end());
+  }
+  return out;
 }
 
 bool killLeftoverProcess(std::int64_t pid, JobId job, const std::string& proc_root) {

@@ -25,6 +25,7 @@
 #include <prometheus/registry.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,6 +89,11 @@ class GpuMonitor {
   // The monitor's series in the Prometheus text format, a whole round at a
   // time.
   std::string exposition() const;
+  // This node's GPUs as the latest round saw them, keyed by (node, index),
+  // for GET /api/v1/nodes: the latest utilisation and memory reading, the
+  // last kGpuHistorySamples utilisation readings, and the idle and ghost
+  // diagnoses. Empty before the first round. A whole round at a time.
+  GpuLiveState liveState() const;
 
  private:
   struct CpuMark {
@@ -96,6 +102,10 @@ class GpuMonitor {
   };
 
   void updateDiagnosisSeries(const NodeSample& sample, const DiagnosisOutput& out);
+  // Called with mu_ held. `idle_since`: by GPU index, the start of the
+  // idle spell of the jobs holding it.
+  void updateLive(Timestamp now, const NodeSample& sample, const DiagnosisOutput& out,
+                  const std::map<int, Timestamp>& idle_since);
 
   GpuSampler sampler_;
   NodesView nodes_;
@@ -115,6 +125,13 @@ class GpuMonitor {
   GpuMetrics metrics_;
   GaugeSeries idle_seconds_;
   GaugeSeries ghost_processes_;
+  // By GPU index: the live view, its history kept as a ring (oldest
+  // first, at most kGpuHistorySamples).
+  struct LiveGpu {
+    GpuLiveView view;
+    std::deque<std::pair<Timestamp, double>> ring;
+  };
+  std::map<int, LiveGpu> live_;
 
   std::unique_ptr<SamplingLoop> loop_;
 };

@@ -293,5 +293,52 @@ TEST_F(GpuMonitorTest, ApplicationXidLeavesTheGpuHealthy) {
   EXPECT_TRUE(events_.empty());
 }
 
+TEST_F(GpuMonitorTest, LiveStateKeepsTheLatestReadingsAndARingOfUtilisation) {
+  auto m = make();
+  EXPECT_TRUE(m->liveState().empty());  // before the first round
+  const Timestamp start = clock_.now();
+  for (unsigned i = 0; i < kGpuHistorySamples + 5; ++i) {
+    script_->util = {i % 100, 50};
+    m->round();
+    clock_.advance(kInterval);
+  }
+  GpuLiveState live = m->liveState();
+  ASSERT_EQ(live.size(), 2u);
+  const GpuLiveView& g0 = live.at({"gpu-node-01", 0});
+  EXPECT_EQ(g0.util_percent, std::optional<double>(24));  // (120 + 5 - 1) % 100
+  EXPECT_EQ(g0.memory_used_bytes, std::optional<std::int64_t>(0));
+  // The last 120 of 125 rounds, oldest first.
+  ASSERT_EQ(g0.history.size(), kGpuHistorySamples);
+  EXPECT_EQ(g0.history.front(), (std::pair<Timestamp, double>{start + 5 * kInterval, 5}));
+  EXPECT_EQ(g0.history.back(), (std::pair<Timestamp, double>{start + 124 * kInterval, 24}));
+  EXPECT_EQ(live.at({"gpu-node-01", 1}).history.back().second, 50);
+  EXPECT_EQ(g0.idle_since, 0);
+  EXPECT_TRUE(g0.ghost_pids.empty());
+}
+
+TEST_F(GpuMonitorTest, LiveStateCarriesTheIdleSpellAndTheGhosts) {
+  hold(0, 12);
+  script_->util = {1, 0};
+  script_->processes[1] = {{4321, 512 * kMib}};  // nobody's
+  auto m = make();
+  const Timestamp start = clock_.now();
+  rounds(*m, 3);
+  GpuLiveState live = m->liveState();
+  // Job 12's GPU has been idle since the first round; GPU 1 is held by no
+  // job, so it is not "idle while held".
+  EXPECT_EQ(live.at({"gpu-node-01", 0}).idle_since, start);
+  EXPECT_EQ(live.at({"gpu-node-01", 1}).idle_since, 0);
+  EXPECT_EQ(live.at({"gpu-node-01", 1}).ghost_pids, std::vector<std::int64_t>{4321});
+  EXPECT_TRUE(live.at({"gpu-node-01", 0}).ghost_pids.empty());
+
+  // Busy again: the spell ends. The ghost exits: the list empties.
+  script_->util = {90, 0};
+  script_->processes[1].clear();
+  rounds(*m, 1);
+  live = m->liveState();
+  EXPECT_EQ(live.at({"gpu-node-01", 0}).idle_since, 0);
+  EXPECT_TRUE(live.at({"gpu-node-01", 1}).ghost_pids.empty());
+}
+
 }  // namespace
 }  // namespace ty

@@ -582,10 +582,23 @@ std::vector<QueueView> JobService::queueView() const {
     }
   }
   for (const auto& [name, u] : usage_) entry(name).usage_gpu_hours = u.gpu / 1000 / 3.6e6;
+  // Borrowed and lent, by the scheduler's own cohort accounting over what
+  // each queue uses now.
+  QuotaLedger ledger(queues);
+  for (const auto& q : queues) {
+    ResourceAmounts used;
+    for (const auto& r : by_name[q.name].resources) used[r.name] = r.used;
+    ledger.add(ledger.find(q.name), used);
+  }
   std::vector<QueueView> out;
   for (const auto& name : order) {
     QueueView& v = by_name[name];
     if (v.resources.empty()) resource(v, "gpu");
+    const int index = ledger.find(name);
+    for (auto& r : v.resources) {
+      r.borrowed = ledger.borrowed(index, r.name);
+      r.lent = ledger.lent(index, r.name);
+    }
     out.push_back(std::move(v));
   }
   return out;
@@ -595,6 +608,8 @@ std::vector<QueueView> JobService::queues() const {
   std::lock_guard lock(view_mu_);
   return queue_view_;
 }
+
+std::vector<QueueConfig> JobService::queueConfigs() const { return queuesNow(); }
 
 std::vector<QueueConfig> JobService::queuesNow() const {
   std::lock_guard lock(queues_mu_);

@@ -119,6 +119,7 @@ class JobService final : public ControlPlane {
   std::vector<NodeView> nodes() const override;
   std::optional<WaitInfo> waitInfo(JobId id) const override;
   std::vector<QueueView> queues() const override;
+  std::vector<QueueConfig> queueConfigs() const override;
   Result<QueueChange> putQueue(QueueConfig queue) override;
   Status deleteQueue(const std::string& name) override;
   bool ready() const override;

@@ -67,6 +67,9 @@ class FlakyStore final : public Store {
     }
     return inner_->activeJobs();
   }
+  Result<std::map<JobState, std::int64_t>> countJobs(const JobCountQuery& q) override {
+    return inner_->countJobs(q);
+  }
   Result<std::vector<Attempt>> attempts(JobId id) override { return inner_->attempts(id); }
   Result<std::vector<Event>> events(JobId id, std::int64_t after) override {
     return inner_->events(id, after);

@@ -49,8 +49,7 @@ Result<sys::UniqueFd> lockDataDir(const std::string& data_dir) {
 // The GPU monitor of this node (server/gpu_monitor.h), acting through the
 // service; nullptr when it is turned off or there is nothing to sample.
 std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const NodeInfo& node,
-                                           JobService& service, Store& store,
-                                           const Clock& clock) {
+                                           JobService& service, Store& store, const Clock& clock) {
   if (!config.gpu_monitor.enabled || node.gpus.empty()) return nullptr;
   std::unique_ptr<GpuReader> reader;
   if (!config.fake_gpus.empty()) {
@@ -88,8 +87,8 @@ std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const Nod
   };
   actions.kill_process = [](std::int64_t pid, JobId job) {
     if (!killLeftoverProcess(pid, job)) {
-      spdlog::warn("GPU monitor: process {} of job {} was not killed (gone, or no longer its)",
-                   pid, job.value());
+      spdlog::warn("GPU monitor: process {} of job {} was not killed (gone, or no longer its)", pid,
+                   job.value());
     }
   };
   return std::make_unique<GpuMonitor>(
@@ -232,6 +231,10 @@ int runServer(const ServerConfig& config) {
   api_options.tls_key = config.tls_key;
   api_options.gateway = config.api.gateway;
   api_options.gateway.job_tokens = token_key;
+  api_options.web_root =
+      config.web_root.empty()
+          ? defaultWebRoot()
+          : std::filesystem::absolute(config.web_root, ec).lexically_normal().string();
   // The scrape token of GET /metrics, from the environment rather than the
   // config file or the command line, where other users could read it.
   if (const char* token = std::getenv("TRAINYARD_METRICS_TOKEN"); token != nullptr) {
@@ -239,6 +242,7 @@ int runServer(const ServerConfig& config) {
   }
   if (gpu_monitor) {
     api_options.extra_metrics = [monitor = gpu_monitor.get()] { return monitor->exposition(); };
+    api_options.gpu_live = [monitor = gpu_monitor.get()] { return monitor->liveState(); };
   }
   ApiServer api(**store, service, RunLayout(data_dir), clock, api_options);
   declarePassSeries(api.metrics());
@@ -394,6 +398,9 @@ void addServerCommand(CLI::App& app) {
   option("--bootstrap-token-file", &ServerConfig::bootstrap_token_file,
          "File whose first line is the admin's API token (instead of making one at the first "
          "start and writing it to <data-dir>/admin.token)");
+  option("--web-root", &ServerConfig::web_root,
+         "Directory holding the web UI's build (index.html, assets/); default: ../web/dist from "
+         "the directory of this binary");
   cmd->add_option("--config", *config_file, "YAML file with server settings")
       ->check(CLI::ExistingFile);
   cmd->callback([flags, config_file, overrides] {

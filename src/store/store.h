@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,25 @@ struct JobQuery {
   std::optional<std::vector<std::string>> within_projects;
   int limit = 100;             // 1..1000
   std::int64_t before_id = 0;  // page cursor: only ids below this; 0: from newest
+  // Set: only the jobs of queue `name`, by the rule the scheduler charges
+  // quota by (jobQueue in core/queue.h) over `queues`, the queues in force:
+  // jobs whose spec names it, and jobs whose spec names none of `queues`
+  // but whose project's first queue it is. A name not in `queues` matches
+  // nothing.
+  struct QueueFilter {
+    std::string name;
+    std::vector<QueueConfig> queues;
+  };
+  std::optional<QueueFilter> queue;
+};
+
+// Which jobs countJobs() counts: every job not in a terminal state, and the
+// terminal ones that finished at or after `finished_since` (ms epoch).
+struct JobCountQuery {
+  Timestamp finished_since = 0;
+  std::string project;  // empty: any
+  // Set: only jobs of these projects (an empty list matches nothing).
+  std::optional<std::vector<std::string>> within_projects;
 };
 
 struct JobPage {
@@ -150,6 +170,9 @@ class Store : public IdentityStore {
                                                           const std::string& key) = 0;
   // Every job not in a terminal state, oldest first.
   virtual Result<std::vector<Job>> activeJobs() = 0;
+  // How many jobs of `query` are in each state; a state without any has no
+  // entry. Counted by the store (one grouped query), not by reading jobs.
+  virtual Result<std::map<JobState, std::int64_t>> countJobs(const JobCountQuery& query) = 0;
   // A job's attempts, first first.
   virtual Result<std::vector<Attempt>> attempts(JobId id) = 0;
   // A job's events with seq > after_seq, oldest first.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -545,6 +546,98 @@ TYPED_TEST(StoreConformanceTest, ListFilters) {
   q.before_id = next;
   EXPECT_EQ(this->listIds(q, &next), ids({a1}));
   EXPECT_EQ(next, 0);
+}
+
+TYPED_TEST(StoreConformanceTest, ListByQueueFollowsTheSchedulersRule) {
+  auto make = [&](const std::string& project, const std::string& queue) {
+    JobId id = this->create(1, project)[0];
+    Job j = this->get(id);
+    j.spec.queue = queue;
+    EXPECT_TRUE(this->store_->apply(WriteBatch{{j}, {}, {}, {}}).isOk());
+    return id.value();
+  };
+  const std::int64_t named = make("vision", "vision-batch");
+  const std::int64_t unnamed = make("vision", "");
+  const std::int64_t gone = make("vision", "deleted-queue");
+  const std::int64_t other_named = make("nlp", "vision");
+  const std::int64_t nlp = make("nlp", "");
+  const std::int64_t orphan = make("speech", "");
+
+  auto queue = [](const std::string& name, const std::string& project) {
+    QueueConfig q;
+    q.name = name;
+    q.project = project;
+    return q;
+  };
+  // vision's first queue is "vision"; vision-batch is its second.
+  const std::vector<QueueConfig> queues = {queue("vision", "vision"),
+                                           queue("vision-batch", "vision"), queue("nlp", "nlp")};
+  JobQuery q;
+  q.queue = JobQuery::QueueFilter{"vision", queues};
+  EXPECT_EQ(this->listIds(q), (std::vector<std::int64_t>{other_named, gone, unnamed}));
+  q.queue->name = "vision-batch";
+  EXPECT_EQ(this->listIds(q), (std::vector<std::int64_t>{named}));
+  q.queue->name = "nlp";
+  EXPECT_EQ(this->listIds(q), (std::vector<std::int64_t>{nlp}));
+  q.queue->name = "speech";  // no such queue: the speech job is in none
+  EXPECT_TRUE(this->listIds(q).empty());
+  (void)orphan;
+
+  // With the other filters and paging.
+  q.queue->name = "vision";
+  q.project = "vision";
+  q.limit = 1;
+  std::int64_t next = 0;
+  EXPECT_EQ(this->listIds(q, &next), (std::vector<std::int64_t>{gone}));
+  q.before_id = next;
+  EXPECT_EQ(this->listIds(q, &next), (std::vector<std::int64_t>{unnamed}));
+  EXPECT_EQ(next, 0);
+}
+
+TYPED_TEST(StoreConformanceTest, CountsActiveJobsAndThoseFinishedSince) {
+  std::vector<JobId> vision = this->create(6, "vision");
+  std::vector<JobId> nlp = this->create(2, "nlp");
+  auto set = [&](JobId id, JobState state, Timestamp finished_at) {
+    Job j = this->get(id);
+    j.state = state;
+    j.finished_at = finished_at;
+    ASSERT_TRUE(this->store_->apply(WriteBatch{{j}, {}, {}, {}}).isOk());
+  };
+  set(vision[0], JobState::kRunning, 0);
+  set(vision[1], JobState::kSucceeded, 5000);
+  set(vision[2], JobState::kSucceeded, 4999);  // before `since`: not counted
+  set(vision[3], JobState::kFailed, 6000);
+  set(vision[4], JobState::kCancelled, 5000);
+  set(nlp[0], JobState::kFailed, 7000);
+  // vision[5] and nlp[1] stay pending.
+
+  JobCountQuery q;
+  q.finished_since = 5000;
+  auto counts = this->store_->countJobs(q);
+  ASSERT_TRUE(counts.isOk()) << counts.status().toString();
+  EXPECT_EQ(*counts, (std::map<JobState, std::int64_t>{{JobState::kPending, 2},
+                                                       {JobState::kRunning, 1},
+                                                       {JobState::kSucceeded, 1},
+                                                       {JobState::kFailed, 2},
+                                                       {JobState::kCancelled, 1}}));
+  q.project = "vision";
+  EXPECT_EQ(this->store_->countJobs(q).value(),
+            (std::map<JobState, std::int64_t>{{JobState::kPending, 1},
+                                              {JobState::kRunning, 1},
+                                              {JobState::kSucceeded, 1},
+                                              {JobState::kFailed, 1},
+                                              {JobState::kCancelled, 1}}));
+  q.project.clear();
+  q.within_projects = std::vector<std::string>{"nlp", "nowhere"};
+  EXPECT_EQ(this->store_->countJobs(q).value(),
+            (std::map<JobState, std::int64_t>{{JobState::kPending, 1}, {JobState::kFailed, 1}}));
+  q.within_projects = std::vector<std::string>{};
+  EXPECT_TRUE(this->store_->countJobs(q).value().empty());
+  // Active jobs count whenever they started; finished ones only since.
+  q = JobCountQuery{};
+  q.finished_since = 100'000;
+  EXPECT_EQ(this->store_->countJobs(q).value(),
+            (std::map<JobState, std::int64_t>{{JobState::kPending, 2}, {JobState::kRunning, 1}}));
 }
 
 TYPED_TEST(StoreConformanceTest, ListLimitBounds) {

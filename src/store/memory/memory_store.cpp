@@ -140,6 +140,10 @@ Result<JobPage> MemoryStore::listJobs(const JobQuery& query) {
             query.within_projects->end()) {
       continue;
     }
+    if (query.queue) {
+      const QueueConfig* q = jobQueue(query.queue->queues, job.spec.queue, job.spec.project);
+      if (q == nullptr || q->name != query.queue->name) continue;
+    }
     if (static_cast<int>(page.jobs.size()) == query.limit) {
       page.next_before = page.jobs.back().id.value();
       break;
@@ -163,6 +167,23 @@ Result<std::vector<Job>> MemoryStore::activeJobs() {
   std::vector<Job> out;
   for (const auto& [id, rec] : jobs_) {
     if (!isTerminal(rec.job.state)) out.push_back(rec.job);
+  }
+  return out;
+}
+
+Result<std::map<JobState, std::int64_t>> MemoryStore::countJobs(const JobCountQuery& query) {
+  std::lock_guard lock(mu_);
+  std::map<JobState, std::int64_t> out;
+  for (const auto& [id, rec] : jobs_) {
+    const Job& job = rec.job;
+    if (isTerminal(job.state) && job.finished_at < query.finished_since) continue;
+    if (!query.project.empty() && job.spec.project != query.project) continue;
+    if (query.within_projects &&
+        std::find(query.within_projects->begin(), query.within_projects->end(), job.spec.project) ==
+            query.within_projects->end()) {
+      continue;
+    }
+    ++out[job.state];
   }
   return out;
 }

@@ -33,6 +33,7 @@ class MemoryStore final : public Store {
   Result<std::optional<Job>> findByIdempotencyKey(const std::string& user,
                                                   const std::string& key) override;
   Result<std::vector<Job>> activeJobs() override;
+  Result<std::map<JobState, std::int64_t>> countJobs(const JobCountQuery& query) override;
   Result<std::vector<Attempt>> attempts(JobId id) override;
   Result<std::vector<Event>> events(JobId id, std::int64_t after_seq = 0) override;
   Result<std::vector<QueueUsage>> queueUsage() override;
