@@ -573,10 +573,19 @@ void ApiServer::getMetrics(const httplib::Request& req, httplib::Response& res, 
     }
   }
   std::lock_guard lock(scrape_mu_);
-  auto snapshot = metricsSnapshot();
+  // Every job not in a terminal state, in one read shared by the control
+  // plane's series and the running jobs' training metrics. Terminal states
+  // are not exported as gauges: their totals only grow.
+  const auto read_start = std::chrono::steady_clock::now();
+  auto active = store_.activeJobs();
+  metrics_.observeStoreOperation(
+      "active_jobs",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count());
+  if (!active.isOk()) return writeError(res, active.status());
+  auto snapshot = metricsSnapshot(*active);
   if (!snapshot.isOk()) return writeError(res, snapshot.status());
   metrics_.update(*snapshot);
-  auto training = runningJobTrainingMetrics(store_);
+  auto training = runningJobTrainingMetrics(store_, *active);
   if (!training.isOk()) return writeError(res, training.status());
   training_metrics_.update(*training);
   res.status = 200;
@@ -585,24 +594,17 @@ void ApiServer::getMetrics(const httplib::Request& req, httplib::Response& res, 
   res.set_content(body, kPrometheusTextContentType);
 }
 
-Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot() {
+Result<ControlPlaneSnapshot> ApiServer::metricsSnapshot(const std::vector<Job>& active) {
   ControlPlaneSnapshot out;
   const std::vector<QueueView> queues = control_.queues();
-  // Every job not in a terminal state, in one read: the counts by state and
-  // the oldest pending job of each queue come from the same listing.
-  // Terminal states are not exported as gauges: their totals only grow.
-  const auto read_start = std::chrono::steady_clock::now();
-  auto active = store_.activeJobs();
-  metrics_.observeStoreOperation(
-      "active_jobs",
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count());
-  if (!active.isOk()) return active.status();
   const Timestamp now = clock_.now();
 
+  // The counts by state and the oldest pending job of each queue come from
+  // the same listing.
   const std::map<std::string, Timestamp> oldest_pending =
-      oldestPendingByQueue(control_.queueConfigs(), *active);
+      oldestPendingByQueue(control_.queueConfigs(), active);
   std::map<std::int64_t, const Job*> by_id;
-  for (const Job& j : *active) {
+  for (const Job& j : active) {
     ++out.jobs[{jobStateName(j.state), j.spec.project}];
     by_id.emplace(j.id.value(), &j);
   }

@@ -103,8 +103,8 @@ class ApiServer {
   void deleteQueue(const httplib::Request& req, httplib::Response& res, Caller& caller);
   void getMetrics(const httplib::Request& req, httplib::Response& res, Caller& caller);
   // The control plane as the metrics show it, gathered now from the
-  // ControlPlane and the store; fails when the store cannot be read.
-  Result<ControlPlaneSnapshot> metricsSnapshot();
+  // ControlPlane and `active` (the store's activeJobs, read by the caller).
+  Result<ControlPlaneSnapshot> metricsSnapshot(const std::vector<Job>& active);
   // The job at the route's {id} if the caller holds `permission` on it;
   // NotFound when it is missing or in a project the caller cannot read.
   Result<Job> visibleJob(const httplib::Request& req, Caller& caller, auth::Permission permission);

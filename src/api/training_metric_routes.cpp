@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -178,19 +179,29 @@ std::vector<Route> trainingMetricRoutes(const TrainingMetricContext& ctx) {
   };
 }
 
-Result<std::vector<TrainingMetricSample>> runningJobTrainingMetrics(Store& store) {
-  TY_ASSIGN_OR_RETURN(std::vector<Job> active, store.activeJobs());
-  std::vector<TrainingMetricSample> out;
+Result<std::vector<TrainingMetricSample>> runningJobTrainingMetrics(
+    Store& store, const std::vector<Job>& active) {
+  std::vector<const Job*> running;
+  std::vector<JobId> ids;
   for (const Job& job : active) {
     if (job.state != JobState::kRunning) continue;
-    auto names = store.trainingMetrics(job.id);
-    if (!names.isOk()) {
-      if (names.status().code() == StatusCode::kNotFound) continue;  // deleted meanwhile
-      return names.status();
-    }
-    for (const TrainingMetricSummary& m : *names) {
-      out.push_back(
-          {std::to_string(job.id.value()), job.spec.project, job.user, m.name, m.latest.value});
+    running.push_back(&job);
+    ids.push_back(job.id);
+  }
+  std::vector<TrainingMetricSample> out;
+  if (ids.empty()) return out;
+  // A job deleted since `active` was read simply has no points here.
+  TY_ASSIGN_OR_RETURN(std::vector<LatestTrainingPoint> latest, store.latestTrainingMetrics(ids));
+  // Grouped by job (the store orders by id, then name), to be emitted in
+  // the order of `active`.
+  std::map<JobId, std::vector<const TrainingPoint*>> by_job;
+  for (const LatestTrainingPoint& p : latest) by_job[p.job].push_back(&p.latest);
+  for (const Job* job : running) {
+    auto it = by_job.find(job->id);
+    if (it == by_job.end()) continue;
+    const std::string id = std::to_string(job->id.value());
+    for (const TrainingPoint* p : it->second) {
+      out.push_back({id, job->spec.project, job->user, p->name, p->value});
     }
   }
   return out;

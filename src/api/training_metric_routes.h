@@ -25,9 +25,12 @@ struct TrainingMetricContext {
 // GET and POST /api/v1/jobs/{id}/metrics.
 std::vector<Route> trainingMetricRoutes(const TrainingMetricContext& ctx);
 
-// The latest value of every metric of every running job, for
-// trainyard_job_metric on /metrics. Fails when the store cannot be read.
-Result<std::vector<TrainingMetricSample>> runningJobTrainingMetrics(Store& store);
+// The latest value of every metric of every running job of `active` (the
+// store's activeJobs, which the caller has already read), for
+// trainyard_job_metric on /metrics: one store read for all of them, in the
+// order of `active`, then by name. Fails when the store cannot be read.
+Result<std::vector<TrainingMetricSample>> runningJobTrainingMetrics(Store& store,
+                                                                    const std::vector<Job>& active);
 
 // {"id","step","value","time"}: one point of a series (step null when the
 // job gave none).

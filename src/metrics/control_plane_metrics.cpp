@@ -2,13 +2,10 @@
 
 #include <string>
 
+#include "metrics/families.h"
+
 namespace ty {
 namespace {
-
-prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& registry, const char* name,
-                                             const char* help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
-}
 
 // The scheduler counts GPUs and CPUs in thousandths; dashboards want units.
 double inUnits(const std::string& resource, std::int64_t amount) {
@@ -30,57 +27,51 @@ const prometheus::Histogram::BucketBoundaries kPassBuckets = {
 const prometheus::Histogram::BucketBoundaries kStoreBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
 
-prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& registry, const char* name,
-                                                 const char* help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
-}
-
-prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& registry,
-                                                     const char* name, const char* help) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
-}
-
 }  // namespace
 
 ControlPlaneMetrics::ControlPlaneMetrics(prometheus::Registry& registry, const std::string& version)
     : registry_(registry),
-      pending_(gauge(registry, "trainyard_queue_pending_jobs", "Jobs waiting in the queue.")),
-      running_(gauge(registry, "trainyard_queue_running_jobs",
-                     "Jobs of the queue that are scheduled or running.")),
-      oldest_wait_(gauge(registry, "trainyard_queue_oldest_wait_seconds",
-                         "How long the queue's oldest pending job has waited (0 when none "
-                         "waits).")),
-      quota_nominal_(gauge(registry, "trainyard_queue_quota_nominal",
-                           "The queue's nominal quota (GPUs and CPUs in units, memory in "
-                           "bytes); no series for a resource without a quota.")),
-      quota_used_(gauge(registry, "trainyard_queue_quota_used",
-                        "What the queue's running jobs use (GPUs and CPUs in units, memory in "
-                        "bytes).")),
-      jobs_(gauge(registry, "trainyard_jobs", "Jobs in each non-terminal state, by project.")),
-      gpu_allocated_(gauge(registry, "trainyard_gpu_allocated",
-                           "1 for each GPU a job holds, with the job, project and user.")),
-      gpu_unhealthy_(gauge(registry, "trainyard_gpu_unhealthy",
-                           "1 for each GPU the scheduler keeps out of scheduling, with why.")),
-      build_info_(gauge(registry, "trainyard_build_info", "The server's version; always 1.")),
-      request_duration_(histogram(registry, "trainyard_http_request_duration_seconds",
-                                  "Time to answer an API request, by route (its OpenAPI "
-                                  "path), method and status.")),
-      pass_duration_(histogram(registry, "trainyard_scheduling_pass_duration_seconds",
-                               "Time of one scheduling pass of the reconcile loop (snapshot, "
-                               "decision, applying it), store writes excluded.")),
+      pending_(gaugeFamily(registry, "trainyard_queue_pending_jobs", "Jobs waiting in the queue.")),
+      running_(gaugeFamily(registry, "trainyard_queue_running_jobs",
+                           "Jobs of the queue that are scheduled or running.")),
+      oldest_wait_(gaugeFamily(registry, "trainyard_queue_oldest_wait_seconds",
+                               "How long the queue's oldest pending job has waited (0 when none "
+                               "waits).")),
+      quota_nominal_(gaugeFamily(registry, "trainyard_queue_quota_nominal",
+                                 "The queue's nominal quota (GPUs and CPUs in units, memory in "
+                                 "bytes); no series for a resource without a quota.")),
+      quota_used_(
+          gaugeFamily(registry, "trainyard_queue_quota_used",
+                      "What the queue's running jobs use (GPUs and CPUs in units, memory in "
+                      "bytes).")),
+      jobs_(
+          gaugeFamily(registry, "trainyard_jobs", "Jobs in each non-terminal state, by project.")),
+      gpu_allocated_(gaugeFamily(registry, "trainyard_gpu_allocated",
+                                 "1 for each GPU a job holds, with the job, project and user.")),
+      gpu_unhealthy_(
+          gaugeFamily(registry, "trainyard_gpu_unhealthy",
+                      "1 for each GPU the scheduler keeps out of scheduling, with why.")),
+      build_info_(gaugeFamily(registry, "trainyard_build_info", "The server's version; always 1.")),
+      request_duration_(histogramFamily(registry, "trainyard_http_request_duration_seconds",
+                                        "Time to answer an API request, by route (its OpenAPI "
+                                        "path), method and status.")),
+      pass_duration_(histogramFamily(registry, "trainyard_scheduling_pass_duration_seconds",
+                                     "Time of one scheduling pass of the reconcile loop (snapshot, "
+                                     "decision, applying it), store writes excluded.")),
       pass_histogram_(pass_duration_.Add({}, kPassBuckets)),
-      decisions_(counter(registry, "trainyard_scheduling_decisions_total",
-                         "Scheduling decisions taken, by kind: start (a job placed) or preempt "
-                         "(a running job chosen to stop).")),
-      preemptions_(counter(registry, "trainyard_preemptions_total",
-                           "Running jobs stopped for a waiting one, by reason: priority or "
-                           "reclaim.")),
-      failures_(counter(registry, "trainyard_job_failures_total",
-                        "Jobs that ended failed, by reason: exit_code, signal, lost, launch, "
-                        "max_runtime.")),
-      store_duration_(histogram(registry, "trainyard_store_operation_duration_seconds",
-                                "Time of a store call, by operation (commit, create_jobs, "
-                                "active_jobs, list_jobs).")) {
+      decisions_(
+          counterFamily(registry, "trainyard_scheduling_decisions_total",
+                        "Scheduling decisions taken, by kind: start (a job placed) or preempt "
+                        "(a running job chosen to stop).")),
+      preemptions_(counterFamily(registry, "trainyard_preemptions_total",
+                                 "Running jobs stopped for a waiting one, by reason: priority or "
+                                 "reclaim.")),
+      failures_(counterFamily(registry, "trainyard_job_failures_total",
+                              "Jobs that ended failed, by reason: exit_code, signal, lost, launch, "
+                              "max_runtime.")),
+      store_duration_(histogramFamily(registry, "trainyard_store_operation_duration_seconds",
+                                      "Time of a store call, by operation (commit, create_jobs, "
+                                      "active_jobs, list_jobs).")) {
   build_info_.Add({{"version", version}}).Set(1);
 }
 

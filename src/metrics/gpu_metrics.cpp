@@ -1,11 +1,10 @@
 #include "metrics/gpu_metrics.h"
 
-#include <prometheus/counter.h>
-#include <prometheus/gauge.h>
-
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "metrics/families.h"
 
 namespace ty {
 namespace {
@@ -78,19 +77,15 @@ void GaugeSeries::sweep() {
 GpuMetrics::GpuMetrics(prometheus::Registry& registry, std::string hostname)
     : registry_(registry),
       hostname_(std::move(hostname)),
-      process_memory_(prometheus::BuildGauge()
-                          .Name("trainyard_gpu_process_memory_bytes")
-                          .Help("GPU memory held by a compute process (job is empty when the "
-                                "process belongs to no job).")
-                          .Register(registry)),
-      errors_family_(prometheus::BuildCounter()
-                         .Name("trainyard_gpu_sample_errors_total")
-                         .Help("NVML reads that failed while sampling the GPUs.")
-                         .Register(registry)),
+      process_memory_(gaugeFamily(registry, "trainyard_gpu_process_memory_bytes",
+                                  "GPU memory held by a compute process (job is empty when the "
+                                  "process belongs to no job).")),
+      errors_family_(counterFamily(registry, "trainyard_gpu_sample_errors_total",
+                                   "NVML reads that failed while sampling the GPUs.")),
       errors_(errors_family_.Add({{"Hostname", hostname_}})) {
   gpu_gauges_.reserve(std::size(kGpuGauges));
   for (const GaugeSpec& spec : kGpuGauges) {
-    auto& family = prometheus::BuildGauge().Name(spec.name).Help(spec.help).Register(registry);
+    auto& family = gaugeFamily(registry, spec.name, spec.help);
     gpu_gauges_.push_back(GpuGauge{GaugeSeries(family), spec.value});
   }
 }

@@ -1,16 +1,14 @@
 #include "metrics/training_metrics.h"
 
-#include <prometheus/gauge.h>
+#include "metrics/families.h"
 
 namespace ty {
 
 TrainingMetrics::TrainingMetrics(prometheus::Registry& registry)
     : registry_(registry),
-      series_(prometheus::BuildGauge()
-                  .Name("trainyard_job_metric")
-                  .Help("The latest value of a training metric (loss, learning rate, samples/s) "
-                        "a running job reported; name is the job's metric name.")
-                  .Register(registry)) {}
+      series_(gaugeFamily(registry, "trainyard_job_metric",
+                          "The latest value of a training metric (loss, learning rate, "
+                          "samples/s) a running job reported; name is the job's metric name.")) {}
 
 TrainingMetrics::~TrainingMetrics() { registry_.Remove(series_.family()); }
 

@@ -1,6 +1,5 @@
 #include "server/gpu_monitor.h"
 
-#include <prometheus/gauge.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -10,15 +9,15 @@
 #include <set>
 #include <utility>
 
+#include "gpu/gpu_provider.h"
 #include "metrics/exposition.h"
+#include "metrics/families.h"
+#include "server/config.h"
+#include "server/job_service.h"
+#include "store/store.h"
 
 namespace ty {
 namespace {
-
-prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& registry, const char* name,
-                                             const char* help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
-}
 
 GpuObservation observe(const GpuSample& s) {
   GpuObservation g;
@@ -49,11 +48,11 @@ GpuMonitor::GpuMonitor(std::unique_ptr<GpuReader> reader, NodesView nodes, JobLo
       options_(std::move(options)),
       actions_(std::move(actions)),
       metrics_(registry_, options_.node),
-      idle_seconds_(gauge(registry_, "trainyard_job_gpu_idle_seconds",
-                          "How long all GPUs of a running job have stayed under the idle "
-                          "threshold (gpu_monitor.idle_util_percent); 0 while any is busy.")),
-      ghost_processes_(gauge(registry_, "trainyard_ghost_gpu_processes",
-                             "Processes on a GPU that belong to no running job.")) {}
+      idle_seconds_(gaugeFamily(registry_, "trainyard_job_gpu_idle_seconds",
+                                "How long all GPUs of a running job have stayed under the idle "
+                                "threshold (gpu_monitor.idle_util_percent); 0 while any is busy.")),
+      ghost_processes_(gaugeFamily(registry_, "trainyard_ghost_gpu_processes",
+                                   "Processes on a GPU that belong to no running job.")) {}
 
 GpuMonitor::~GpuMonitor() { stop(); }
 
@@ -247,6 +246,59 @@ bool killLeftoverProcess(std::int64_t pid, JobId job, const std::string& proc_ro
   if (!in.good() && !in.eof()) return false;
   if (!parseJobEnviron(environ_bytes, owner) || owner.job != job) return false;
   return ::kill(static_cast<pid_t>(pid), SIGKILL) == 0;
+}
+
+std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const NodeInfo& node,
+                                           JobService& service, Store& store, const Clock& clock) {
+  if (!config.gpu_monitor.enabled || node.gpus.empty()) return nullptr;
+  std::unique_ptr<GpuReader> reader;
+  if (!config.fake_gpus.empty()) {
+    Result<std::vector<GpuInfo>> gpus = parseFakeGpus(config.fake_gpus, node.name);
+    if (!gpus.isOk()) return nullptr;  // already refused by describeServerNode
+    reader = newFakeGpuReader(std::move(*gpus));
+  } else {
+    Result<std::unique_ptr<GpuReader>> nvml = openNvmlGpuReader(config.nvml_library);
+    if (!nvml.isOk()) {
+      spdlog::warn("GPU monitor off: {}", nvml.status().message());
+      return nullptr;
+    }
+    reader = std::move(*nvml);
+  }
+  GpuMonitorOptions options;
+  options.node = node.name;
+  options.interval = config.gpu_monitor.sample_interval;
+  options.diagnosis = config.gpu_monitor.diagnosis;
+  options.node_cpus = static_cast<double>(node.cpus.milli()) / 1000.0;
+  GpuMonitorActions actions;
+  actions.record_events = [&service](std::vector<Event> events) {
+    service.recordEvents(std::move(events));
+  };
+  actions.set_gpu_health = [&service](const std::string& n, int gpu, bool healthy,
+                                      const std::string& reason) {
+    if (Status st = service.setGpuHealth(n, gpu, healthy, reason); !st.isOk()) {
+      spdlog::warn("GPU monitor: GPU {}: {}", gpu, st.message());
+    }
+  };
+  // The event recorded before says why; "trainyard" is the canceller.
+  actions.stop_job = [&service](JobId id, const std::string&) {
+    if (auto r = service.cancel(id, "trainyard"); !r.isOk()) {
+      spdlog::warn("GPU monitor: cannot stop job {}: {}", id.value(), r.status().message());
+    }
+  };
+  actions.kill_process = [](std::int64_t pid, JobId job) {
+    if (!killLeftoverProcess(pid, job)) {
+      spdlog::warn("GPU monitor: process {} of job {} was not killed (gone, or no longer its)", pid,
+                   job.value());
+    }
+  };
+  return std::make_unique<GpuMonitor>(
+      std::move(reader), [&service] { return service.nodes(); },
+      [&store](JobId id) -> std::optional<Job> {
+        Result<Job> job = store.getJob(id);
+        if (!job.isOk()) return std::nullopt;
+        return std::move(job).value();
+      },
+      [] { return scanProcJobs(); }, clock, options, std::move(actions));
 }
 
 }  // namespace ty

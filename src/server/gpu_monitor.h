@@ -14,7 +14,7 @@
 //      for the scheduler, jobs to stop, leftover processes to kill.
 //
 // It never writes the store or calls the scheduler itself: the callbacks
-// are how the server wires it (server_main.cpp), and how tests watch it.
+// are how the server wires it (makeGpuMonitor below), and how tests watch it.
 //
 // Ownership: owns its reader, its registry and its thread; borrows the
 // clock, which must outlive it, as must what the functions it is given use. Thread-safety:
@@ -38,12 +38,17 @@
 #include "common/clock.h"
 #include "core/gpu_diagnosis.h"
 #include "core/job.h"
+#include "core/node.h"
 #include "exec/local/proc_jobs.h"
 #include "gpu/gpu_sampler.h"
 #include "gpu/sampling_loop.h"
 #include "metrics/gpu_metrics.h"
 
 namespace ty {
+
+class JobService;
+class Store;
+struct ServerConfig;
 
 struct GpuMonitorOptions {
   std::string node;  // this node's name in the control plane's view; the Hostname label
@@ -140,5 +145,14 @@ class GpuMonitor {
 // `job` (the pid may have been reused since the sample). False when it did
 // not kill.
 bool killLeftoverProcess(std::int64_t pid, JobId job, const std::string& proc_root = "/proc");
+
+// The GPU monitor of `node` as the server runs it: reads from NVML
+// (config.nvml_library) or the --fake-gpus reader, options from
+// config.gpu_monitor, and acts through `service` (events, GPU health, job
+// cancels) and kill_ghosts. nullptr when the monitor is turned off, the node
+// has no GPUs, or NVML cannot be opened (logged). Not started: the caller
+// calls start(). `service`, `store` and `clock` must outlive the monitor.
+std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const NodeInfo& node,
+                                           JobService& service, Store& store, const Clock& clock);
 
 }  // namespace ty

@@ -101,6 +101,10 @@ class FlakyStore final : public Store {
   Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override {
     return inner_->trainingMetrics(job);
   }
+  Result<std::vector<LatestTrainingPoint>> latestTrainingMetrics(
+      const std::vector<JobId>& jobs) override {
+    return inner_->latestTrainingMetrics(jobs);
+  }
 
   // Webhook calls pass straight through.
   Result<std::vector<Job>> jobsAwaitingWebhook(Timestamp since, int limit) override {

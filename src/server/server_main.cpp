@@ -46,61 +46,6 @@ Result<sys::UniqueFd> lockDataDir(const std::string& data_dir) {
   return fd;
 }
 
-// The GPU monitor of this node (server/gpu_monitor.h), acting through the
-// service; nullptr when it is turned off or there is nothing to sample.
-std::unique_ptr<GpuMonitor> makeGpuMonitor(const ServerConfig& config, const NodeInfo& node,
-                                           JobService& service, Store& store, const Clock& clock) {
-  if (!config.gpu_monitor.enabled || node.gpus.empty()) return nullptr;
-  std::unique_ptr<GpuReader> reader;
-  if (!config.fake_gpus.empty()) {
-    Result<std::vector<GpuInfo>> gpus = parseFakeGpus(config.fake_gpus, node.name);
-    if (!gpus.isOk()) return nullptr;  // already refused by describeServerNode
-    reader = newFakeGpuReader(std::move(*gpus));
-  } else {
-    Result<std::unique_ptr<GpuReader>> nvml = openNvmlGpuReader(config.nvml_library);
-    if (!nvml.isOk()) {
-      spdlog::warn("GPU monitor off: {}", nvml.status().message());
-      return nullptr;
-    }
-    reader = std::move(*nvml);
-  }
-  GpuMonitorOptions options;
-  options.node = node.name;
-  options.interval = config.gpu_monitor.sample_interval;
-  options.diagnosis = config.gpu_monitor.diagnosis;
-  options.node_cpus = static_cast<double>(node.cpus.milli()) / 1000.0;
-  GpuMonitorActions actions;
-  actions.record_events = [&service](std::vector<Event> events) {
-    service.recordEvents(std::move(events));
-  };
-  actions.set_gpu_health = [&service](const std::string& n, int gpu, bool healthy,
-                                      const std::string& reason) {
-    if (Status st = service.setGpuHealth(n, gpu, healthy, reason); !st.isOk()) {
-      spdlog::warn("GPU monitor: GPU {}: {}", gpu, st.message());
-    }
-  };
-  // The event recorded before says why; "trainyard" is the canceller.
-  actions.stop_job = [&service](JobId id, const std::string&) {
-    if (auto r = service.cancel(id, "trainyard"); !r.isOk()) {
-      spdlog::warn("GPU monitor: cannot stop job {}: {}", id.value(), r.status().message());
-    }
-  };
-  actions.kill_process = [](std::int64_t pid, JobId job) {
-    if (!killLeftoverProcess(pid, job)) {
-      spdlog::warn("GPU monitor: process {} of job {} was not killed (gone, or no longer its)", pid,
-                   job.value());
-    }
-  };
-  return std::make_unique<GpuMonitor>(
-      std::move(reader), [&service] { return service.nodes(); },
-      [&store](JobId id) -> std::optional<Job> {
-        Result<Job> job = store.getJob(id);
-        if (!job.isOk()) return std::nullopt;
-        return std::move(job).value();
-      },
-      [] { return scanProcJobs(); }, clock, options, std::move(actions));
-}
-
 int runServer(const ServerConfig& config) {
   std::string host;
   int port = 0;

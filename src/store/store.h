@@ -139,6 +139,14 @@ struct TrainingMetricSummary {
   bool operator==(const TrainingMetricSummary&) const = default;
 };
 
+// The latest point of one metric of one job, as latestTrainingMetrics()
+// returns it.
+struct LatestTrainingPoint {
+  JobId job;
+  TrainingPoint latest;  // the last one reported (highest id)
+  bool operator==(const LatestTrainingPoint&) const = default;
+};
+
 // At most `max_points` of `points` (max_points >= 2): the first, the last
 // and evenly spaced ones between, in order. Fewer points are kept as given.
 std::vector<TrainingPoint> downsampleTrainingPoints(std::vector<TrainingPoint> points,
@@ -208,6 +216,12 @@ class Store : public IdentityStore {
   // Every metric name of a job, in name order, with its count and latest
   // point. NotFound for a missing job.
   virtual Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) = 0;
+  // The latest point of every metric of each of `jobs`, in one read (what
+  // /metrics exports for the running jobs), ordered by job id, then name. A
+  // job listed twice is answered once; one without metrics, or that does not
+  // exist (deleted since the caller listed it), adds nothing: not NotFound.
+  virtual Result<std::vector<LatestTrainingPoint>> latestTrainingMetrics(
+      const std::vector<JobId>& jobs) = 0;
 
   // True while the store is open and answering.
   virtual bool healthy() = 0;

@@ -1443,6 +1443,53 @@ TYPED_TEST(StoreConformanceTest, TrainingMetricNamesWithCountAndLatest) {
   EXPECT_EQ(names[1].count, 1);
 }
 
+TYPED_TEST(StoreConformanceTest, LatestTrainingMetricsOfManyJobsInOneRead) {
+  Store& s = *this->store_;
+  std::vector<JobId> jobs = this->create(3);
+  EXPECT_TRUE(s.latestTrainingMetrics({}).value().empty());
+  ASSERT_TRUE(
+      s.appendTrainingPoints(jobs[0], {point("loss", 1, 0.9, "r1"), point("lr", 1, 0.1, "r1"),
+                                       point("loss", 2, 0.7, "r2")})
+          .isOk());
+  ASSERT_TRUE(s.appendTrainingPoints(jobs[2], {point("acc", 4, 0.5, "r1")}).isOk());
+  ASSERT_TRUE(s.appendTrainingPoints(jobs[1], {point("loss", std::nullopt, 3, "r1")}).isOk());
+  const JobId missing(jobs[2].value() + 100);
+  // Asked out of order, twice for one job, with one that does not exist and
+  // leaving jobs[1] out: job order, then name order, each job once.
+  auto latest = s.latestTrainingMetrics({jobs[2], jobs[0], missing, jobs[2]}).value();
+  ASSERT_EQ(latest.size(), 3u);
+  EXPECT_EQ(latest[0].job, jobs[0]);
+  EXPECT_EQ(latest[0].latest.name, "loss");
+  EXPECT_EQ(latest[0].latest.step, 2);
+  EXPECT_DOUBLE_EQ(latest[0].latest.value, 0.7);
+  EXPECT_EQ(latest[0].latest.source, "r2");
+  EXPECT_EQ(latest[1].job, jobs[0]);
+  EXPECT_EQ(latest[1].latest.name, "lr");
+  EXPECT_DOUBLE_EQ(latest[1].latest.value, 0.1);
+  EXPECT_EQ(latest[2].job, jobs[2]);
+  EXPECT_EQ(latest[2].latest.name, "acc");
+  // The same points trainingMetrics() calls latest, id included.
+  EXPECT_EQ(latest[0].latest, s.trainingMetrics(jobs[0]).value()[0].latest);
+  EXPECT_TRUE(s.latestTrainingMetrics({missing}).value().empty());
+}
+
+TYPED_TEST(StoreConformanceTest, LatestTrainingMetricsOfMoreJobsThanOneStatementBinds) {
+  Store& s = *this->store_;
+  // More jobs than an implementation may bind in one statement (SQLite
+  // chunks its IN list): every job is still answered, in order.
+  std::vector<JobId> jobs = this->create(1200);
+  for (std::size_t i = 0; i < jobs.size(); i += 7) {
+    ASSERT_TRUE(
+        s.appendTrainingPoints(jobs[i], {point("loss", 1, static_cast<double>(i), "r")}).isOk());
+  }
+  auto latest = s.latestTrainingMetrics(jobs).value();
+  ASSERT_EQ(latest.size(), (jobs.size() + 6) / 7);
+  for (std::size_t k = 0; k < latest.size(); ++k) {
+    EXPECT_EQ(latest[k].job, jobs[k * 7]);
+    EXPECT_DOUBLE_EQ(latest[k].latest.value, static_cast<double>(k * 7));
+  }
+}
+
 TYPED_TEST(StoreConformanceTest, TrainingMetricsCheckJobAndInput) {
   Store& s = *this->store_;
   JobId job = this->create(1)[0];

@@ -816,13 +816,11 @@ static const struct fakeXid* nextXid(nvmlEventSet_t set) {
   return NULL;
 }
 
-/* The scripted XIDs are pending from registration on, so waiting never
- * sleeps: an empty set answers NVML_ERROR_TIMEOUT at once, whatever the
- * timeout. */
-#ifndef FAKE_NVML_NO_EVENT_WAIT_V2
-FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
-                                             unsigned int timeoutms) {
-  (void)timeoutms;
+/* Both waits: the scripted XIDs are pending from registration on, so
+ * waiting never sleeps: an empty set answers NVML_ERROR_TIMEOUT at once,
+ * whatever the timeout. Fills the whole _v2 struct; `data` NULL is refused
+ * after the init check, as NVML orders them, and consumes no XID. */
+static nvmlReturn_t waitXid(nvmlEventSet_t set, nvmlEventData_t* data) {
   if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
   if (set == NULL || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
   const struct fakeXid* x = nextXid(set);
@@ -834,21 +832,26 @@ FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t
   data->computeInstanceId = 0xFFFFFFFFu;
   return NVML_SUCCESS;
 }
+
+#ifndef FAKE_NVML_NO_EVENT_WAIT_V2
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                             unsigned int timeoutms) {
+  (void)timeoutms;
+  return waitXid(set, data);
+}
 #endif /* FAKE_NVML_NO_EVENT_WAIT_V2 */
 
 /* The unversioned wait fills the struct of drivers before MIG, and only
- * that: callers must not rely on the fields _v2 added. */
+ * that: callers must not rely on the fields _v2 added. The old struct is a
+ * prefix of the new one (same leading members), so its bytes are copied
+ * from a full answer and nothing past its end is written. */
 FAKE_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, fakeEventDataV1* data,
                                           unsigned int timeoutms) {
   (void)timeoutms;
-  if (g_init_refs == 0) return NVML_ERROR_UNINITIALIZED;
-  if (set == NULL || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-  const struct fakeXid* x = nextXid(set);
-  if (x == NULL) return NVML_ERROR_TIMEOUT;
-  data->device = &g_devices[x->gpu];
-  data->eventType = nvmlEventTypeXidCriticalError;
-  data->eventData = x->xid;
-  return NVML_SUCCESS;
+  nvmlEventData_t full;
+  nvmlReturn_t rc = waitXid(set, data == NULL ? NULL : &full);
+  if (rc == NVML_SUCCESS) memcpy(data, &full, sizeof *data);
+  return rc;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {

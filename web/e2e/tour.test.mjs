@@ -23,6 +23,23 @@ const TRAIN_SCRIPT = [
 let server;
 let browser;
 const shots = [];
+const openPages = [];
+
+// A test of the tour: when it fails, a picture of every open page and the
+// end of the server's log say what the user would have seen.
+function step(name, body) {
+  test(name, async () => {
+    try {
+      await body();
+    } catch (e) {
+      for (const [i, p] of openPages.entries()) {
+        if (!p.isClosed()) await screenshot(p, `failed-${name.replace(/\W+/g, '-')}-${i}`).catch(() => {});
+      }
+      console.log(`server log (end):\n${server?.log().slice(-4000)}`);
+      throw e;
+    }
+  });
+}
 
 // Waits for loading overlays and dialog animations to settle, so the
 // picture shows the page as a user sees it, then saves it.
@@ -73,6 +90,18 @@ async function seriesPixels(chart) {
   });
 }
 
+// Presses the dialog's Create button and waits for the dialog to close; if
+// it stays open, the failure quotes what it says (a field's message or the
+// API's error).
+async function createIn(dialog) {
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  try {
+    await dialog.waitFor({ state: 'hidden', timeout: 20000 });
+  } catch {
+    throw new Error(`the dialog stayed open: ${await dialog.innerText().catch(() => '?')}`);
+  }
+}
+
 function localTime(ms) {
   // The format of lib/time.ts formatTime, in the browser context's zone.
   return new Date(ms).toLocaleString('sv-SE', { timeZone: 'America/New_York' });
@@ -104,8 +133,9 @@ describe('web UI tour', { concurrency: false }, () => {
     console.log(`screenshots in ${OUT}:\n  ${shots.join('\n  ')}`);
   });
 
-  test('admin logs in with the bootstrap token and sees the overview', async () => {
+  step('admin logs in with the bootstrap token and sees the overview', async () => {
     admin = await newPage(browser);
+    openPages.push(admin.page);
     await admin.page.goto(server.url + '/');
     await admin.page.waitForURL(/\/login/);
     await shot(admin.page, '01-login');
@@ -118,8 +148,9 @@ describe('web UI tour', { concurrency: false }, () => {
     await assertNoRawJson(admin.page);
   });
 
-  test('an engineer submits through the form and watches logs and metrics live', async () => {
+  step('an engineer submits through the form and watches logs and metrics live', async () => {
     eve = await newPage(browser);
+    openPages.push(eve.page);
     const { page } = eve;
     await logInWithPassword(page, 'eve', EVE_PASSWORD);
     await page.getByRole('menuitem', { name: 'Submit' }).click();
@@ -153,7 +184,7 @@ describe('web UI tour', { concurrency: false }, () => {
     await shot(page, '05-job-cancelled');
   });
 
-  test('a value the API refuses is shown at its field', async () => {
+  step('a value the API refuses is shown at its field', async () => {
     const { page } = eve;
     await page.goto(server.url + '/submit');
     await page.getByLabel('Name').fill('too-big');
@@ -170,8 +201,9 @@ describe('web UI tour', { concurrency: false }, () => {
     await assertNoRawJson(page);
   });
 
-  test('a viewer has no submit button and the API refuses them anyway', async () => {
+  step('a viewer has no submit button and the API refuses them anyway', async () => {
     const vic = await newPage(browser);
+    openPages.push(vic.page);
     const { page } = vic;
     await logInWithPassword(page, 'vic', VIC_PASSWORD);
     assert.equal(await page.getByRole('menuitem', { name: 'Submit' }).count(), 0);
@@ -191,7 +223,7 @@ describe('web UI tour', { concurrency: false }, () => {
     await vic.context.close();
   });
 
-  test('every page renders, on a laptop and on a 4K screen', async () => {
+  step('every page renders, on a laptop and on a 4K screen', async () => {
     const { page } = admin;
     for (const [path, heading, name] of [
       ['/jobs', 'Jobs', '08-jobs'],
@@ -214,16 +246,16 @@ describe('web UI tour', { concurrency: false }, () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
-  test('an admin creates a project and a user', async () => {
+  step('an admin creates a project and a user', async () => {
     const { page } = admin;
     await page.goto(server.url + '/admin/projects');
     await page.getByRole('button', { name: 'New project' }).click();
-    await page.getByRole('dialog').getByLabel('Name').fill('nlp');
-    await page.getByRole('button', { name: 'Create' }).click();
+    const projectDialog = page.getByRole('dialog');
+    await projectDialog.getByLabel('Name').fill('nlp');
+    await createIn(projectDialog);
     await waitFor(async () => (await server.api('GET', '/api/v1/projects')).json.projects.some((p) => p.name === 'nlp'), {
       what: 'project nlp',
     });
-    await page.getByRole('dialog').waitFor({ state: 'hidden' });
     await page.getByRole('cell', { name: 'nlp', exact: true }).waitFor();
     await shot(page, '13-admin-projects');
 
@@ -232,9 +264,8 @@ describe('web UI tour', { concurrency: false }, () => {
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Name').fill('dana');
     await dialog.getByLabel('Password').fill('dana-password-1');
-    await page.getByRole('button', { name: 'Create' }).click();
+    await createIn(dialog);
     await waitFor(async () => (await server.api('GET', '/api/v1/users/dana')).status === 200, { what: 'user dana' });
-    await dialog.waitFor({ state: 'hidden' });
     await page.getByRole('cell', { name: 'dana', exact: true }).waitFor();
     await shot(page, '14-admin-users');
 
@@ -247,7 +278,7 @@ describe('web UI tour', { concurrency: false }, () => {
     }
   });
 
-  test('an unknown page shows the app, not a server error', async () => {
+  step('an unknown page shows the app, not a server error', async () => {
     const { page } = admin;
     const res = await page.goto(server.url + '/no/such/page');
     assert.equal(res.status(), 404);

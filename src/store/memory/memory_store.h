@@ -54,6 +54,8 @@ class MemoryStore final : public Store {
   Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
                                                     const TrainingSeriesQuery& query) override;
   Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override;
+  Result<std::vector<LatestTrainingPoint>> latestTrainingMetrics(
+      const std::vector<JobId>& jobs) override;
 
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;

@@ -1,6 +1,9 @@
 // The training-metric part of MemoryStore (see store.h for the contract).
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "store/memory/memory_store.h"
 
@@ -52,6 +55,22 @@ Result<std::vector<TrainingMetricSummary>> MemoryStore::trainingMetrics(JobId jo
   }
   std::vector<TrainingMetricSummary> out;
   for (auto& [name, s] : by_name) out.push_back(std::move(s));
+  return out;
+}
+
+Result<std::vector<LatestTrainingPoint>> MemoryStore::latestTrainingMetrics(
+    const std::vector<JobId>& jobs) {
+  // A set: ordered by id, each job once.
+  const std::set<JobId> wanted(jobs.begin(), jobs.end());
+  std::lock_guard lock(mu_);
+  std::vector<LatestTrainingPoint> out;
+  for (JobId job : wanted) {
+    auto it = points_.find(job.value());
+    if (it == points_.end()) continue;
+    std::map<std::string, const TrainingPoint*> latest;
+    for (const TrainingPoint& p : it->second) latest[p.name] = &p;  // ids increase
+    for (const auto& [name, p] : latest) out.push_back({job, *p});
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -165,6 +166,8 @@ class SqliteStore final : public Store {
   Result<std::vector<TrainingPoint>> trainingSeries(JobId job,
                                                     const TrainingSeriesQuery& query) override;
   Result<std::vector<TrainingMetricSummary>> trainingMetrics(JobId job) override;
+  Result<std::vector<LatestTrainingPoint>> latestTrainingMetrics(
+      const std::vector<JobId>& jobs) override;
 
   Status createUser(const User& user) override;
   Result<User> getUser(const std::string& name) override;
@@ -1227,6 +1230,45 @@ Result<std::vector<TrainingMetricSummary>> SqliteStore::trainingMetrics(JobId jo
                           m.name = m.latest.name;
                           return m;
                         }));
+    return Status::ok();
+  }));
+  return out;
+}
+
+Result<std::vector<LatestTrainingPoint>> SqliteStore::latestTrainingMetrics(
+    const std::vector<JobId>& jobs) {
+  // Sorted and unique, so that chunks come back in job order and a job
+  // listed twice is read once.
+  std::vector<std::int64_t> ids;
+  ids.reserve(jobs.size());
+  for (JobId j : jobs) ids.push_back(j.value());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // A bound parameter per job, in chunks well under SQLite's variable limit
+  // (32766 by default, 999 before 3.32): a server runs thousands of jobs.
+  constexpr std::size_t kChunk = 500;
+  std::vector<LatestTrainingPoint> out;
+  TY_RETURN_IF_ERROR(readTransaction([&](Db& db) -> Status {
+    for (std::size_t first = 0; first < ids.size(); first += kChunk) {
+      const std::size_t n = std::min(kChunk, ids.size() - first);
+      std::string params;
+      for (std::size_t i = 0; i < n; ++i) params += i == 0 ? "?" : ", ?";
+      // The series index (job_id, name, id) covers the grouped MAX(id) of
+      // each (job, name); the join reads one row per metric.
+      TY_ASSIGN_OR_RETURN(
+          Stmt q,
+          db.prepare(std::string("SELECT m.job_id, ") + kPointColumns +
+                     " FROM (SELECT MAX(id) AS last FROM job_metrics WHERE job_id IN (" + params +
+                     ") GROUP BY job_id, name) s "
+                     "JOIN job_metrics m ON m.id = s.last ORDER BY m.job_id, m.name"));
+      for (std::size_t i = 0; i < n; ++i) q.bind(static_cast<int>(i + 1), ids[first + i]);
+      TY_ASSIGN_OR_RETURN(std::vector<LatestTrainingPoint> chunk,
+                          readAll<LatestTrainingPoint>(q, [](const Stmt& s) {
+                            return LatestTrainingPoint{JobId(s.int64(0)), readTrainingPoint(s, 1)};
+                          }));
+      out.insert(out.end(), std::make_move_iterator(chunk.begin()),
+                 std::make_move_iterator(chunk.end()));
+    }
     return Status::ok();
   }));
   return out;

@@ -20,14 +20,17 @@ export interface TimeChartProps {
   xLabel?: string;
   yLabel?: string;
   title?: string;
+  // Fixed bounds of the y axis (utilisation is 0–100 %); a bound left null
+  // follows the data.
+  yRange?: [number | null, number | null];
 }
 
 const PALETTE = ['#1668dc', '#d4380d', '#389e0d', '#722ed1', '#d48806', '#08979c'];
 
-export function TimeChart({ x, series, height = 220, xIsTime = true, xLabel, yLabel, title }: TimeChartProps) {
+export function TimeChart({ x, series, height = 220, xIsTime = true, xLabel, yLabel, title, yRange }: TimeChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
-  const shape = `${xIsTime}|${series.map((s) => s.label).join('|')}`;
+  const shape = `${xIsTime}|${yRange?.join(',')}|${series.map((s) => s.label).join('|')}`;
 
   const data = (): uPlot.AlignedData => [
     xIsTime ? x.map((t) => t / 1000) : x,
@@ -41,7 +44,14 @@ export function TimeChart({ x, series, height = 220, xIsTime = true, xLabel, yLa
       title,
       width: Math.max(200, el.clientWidth),
       height,
-      scales: { x: { time: xIsTime } },
+      scales: {
+        x: { time: xIsTime },
+        y: yRange
+          ? {
+              range: (_u, min, max) => [yRange[0] ?? min, yRange[1] ?? Math.max(max, (yRange[0] ?? 0) + 1)],
+            }
+          : {},
+      },
       axes: [{ label: xLabel }, { label: yLabel }],
       series: [
         { label: xIsTime ? 'time' : (xLabel ?? 'step') },

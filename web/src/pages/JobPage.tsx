@@ -148,7 +148,7 @@ function GpuUtilisation({ job }: { job: Job }) {
   if (data.series.length === 0) return null;
   return (
     <Card title="GPU utilisation" size="small" data-testid="job-gpu-util">
-      <TimeChart x={data.x} series={data.series} yLabel="%" height={200} />
+      <TimeChart x={data.x} series={data.series} yLabel="%" height={200} yRange={[0, 100]} />
     </Card>
   );
 }

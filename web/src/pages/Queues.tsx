@@ -214,7 +214,7 @@ export default function QueuesPage() {
         {history.x.length < 2 ? (
           <Typography.Text type="secondary">Collecting samples…</Typography.Text>
         ) : (
-          <TimeChart x={history.x} series={chartSeries} height={260} yLabel="GPUs" />
+          <TimeChart x={history.x} series={chartSeries} height={260} yLabel="GPUs" yRange={[0, null]} />
         )}
       </Card>
     </div>
