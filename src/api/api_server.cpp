@@ -367,14 +367,7 @@ Result<Job> ApiServer::visibleJob(const httplib::Request& req, Caller& caller,
 }
 
 void ApiServer::postJob(const httplib::Request& req, httplib::Response& res, Caller& caller) {
-  std::string type = req.get_header_value("Content-Type");
-  bool yaml = type.find("yaml") != std::string::npos;
-  if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
-    return writeError(res, Status::invalidArgument("Content-Type must be application/json or "
-                                                   "application/yaml (got " +
-                                                   type + ")"));
-  }
-  auto body = parseBody(req.body, yaml);
+  auto body = jsonOrYamlBody(req);
   if (!body.isOk()) return writeError(res, body.status());
   auto spec = specFromJson(*body);
   if (!spec.isOk()) return writeError(res, spec.status());

@@ -110,14 +110,7 @@ void ApiServer::getQueues(const httplib::Request&, httplib::Response& res, Calle
 
 void ApiServer::putQueue(const httplib::Request& req, httplib::Response& res, Caller& caller) {
   const std::string name = pathParam(req, 1);
-  std::string type = req.get_header_value("Content-Type");
-  bool yaml = type.find("yaml") != std::string::npos;
-  if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
-    return writeError(res, Status::invalidArgument("Content-Type must be application/json or "
-                                                   "application/yaml (got " +
-                                                   type + ")"));
-  }
-  auto body = parseBody(req.body, yaml);
+  auto body = jsonOrYamlBody(req);
   if (!body.isOk()) return writeError(res, body.status());
   // The path names the queue; a body that names one must name the same, so
   // a file written for one queue is not stored under another by mistake.

@@ -62,4 +62,14 @@ Result<Json> jsonObjectBody(const httplib::Request& req) {
   return body;
 }
 
+Result<Json> jsonOrYamlBody(const httplib::Request& req) {
+  std::string type = req.get_header_value("Content-Type");
+  bool yaml = type.find("yaml") != std::string::npos;
+  if (!yaml && !type.empty() && type.find("json") == std::string::npos) {
+    return Status::invalidArgument(
+        "Content-Type must be application/json or application/yaml (got " + type + ")");
+  }
+  return parseBody(req.body, yaml);
+}
+
 }  // namespace ty

@@ -34,5 +34,8 @@ std::string pathParam(const httplib::Request& req, int n);
 // The request body as a JSON object: a depth-bounded parse (codec's
 // parseBody), then the object check. InvalidArgument naming the problem.
 Result<Json> jsonObjectBody(const httplib::Request& req);
+// The request body as JSON or, with a YAML Content-Type, as YAML (a job
+// spec or a queue may be sent either way). No Content-Type means JSON.
+Result<Json> jsonOrYamlBody(const httplib::Request& req);
 
 }  // namespace ty
